@@ -1,0 +1,40 @@
+"""The errors extract reports as one line: `<source>: <problem>`."""
+
+import re
+
+
+def one_line(text: str) -> str:
+    """Fold any message (SQLite's, pva's) into a single line."""
+    return re.sub(r"\s+", " ", str(text)).strip()
+
+
+class ExtractorError(Exception):
+    """A problem with one input or output, told as `<source>: <problem>`."""
+
+    exit_code = 1
+
+    def __init__(self, source, problem: str):
+        super().__init__(source, problem)
+        self.source = str(source)
+        self.problem = one_line(problem)
+
+    def __str__(self) -> str:
+        return "{}: {}".format(self.source, self.problem)
+
+
+class ProfileError(ExtractorError):
+    """The profile cannot be read: not SQLite, truncated, a table missing, pva refused it."""
+
+
+class RulesError(ExtractorError):
+    """The stage rules file is not usable. A usage error, so exit code 2."""
+
+    exit_code = 2
+
+
+class PvaMissingError(ExtractorError):
+    """PopVision's Python API (`pva`) cannot be imported."""
+
+
+class OutputError(ExtractorError):
+    """A summary could not be written."""

@@ -1,0 +1,143 @@
+"""Stage rules: which step names belong to which stage, and the summary's selectors.
+
+The defaults live in `stage_rules.toml` (data, not code). A rules file is validated as a
+whole when it is loaded, so a typo is reported before any profile is read.
+"""
+
+import hashlib
+import re
+import sys
+from pathlib import Path
+from typing import NamedTuple, Optional, Pattern, Tuple
+
+from .errors import RulesError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on the older Pythons in CI
+    import tomli as tomllib
+
+SELECTORS = ("kernel", "anchor", "attention_exchange", "input_delivered", "output_begins")
+
+
+class StageRule(NamedTuple):
+    pattern: Pattern
+    label: str
+
+
+class StageRules(NamedTuple):
+    """A validated rules file: ordered stage rules, fallback label and five selectors."""
+
+    rules: Tuple[StageRule, ...]
+    fallback: str
+    kernel: Pattern
+    anchor: Pattern
+    attention_exchange: Pattern
+    input_delivered: Pattern
+    output_begins: Pattern
+    source: str
+    sha256: str
+
+    def stage_of(self, name: str) -> str:
+        """The label of the first rule whose pattern is found in `name`, else the fallback."""
+        for rule in self.rules:
+            if rule.pattern.search(name):
+                return rule.label
+        return self.fallback
+
+
+def default_rules_path() -> Path:
+    """`stage_rules.toml` as installed in the wheel, else the repository's copy."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "stage_rules.toml", here.parent / "stage_rules.toml"):
+        if candidate.is_file():
+            return candidate
+    raise RulesError(here / "stage_rules.toml", "the default stage rules are not installed")
+
+
+def load_rules(path=None) -> StageRules:
+    """Read and check a rules file (the defaults when `path` is None)."""
+    path = Path(path) if path is not None else default_rules_path()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise RulesError(path, "cannot read: {}".format(exc.strerror or exc))
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RulesError(path, "not UTF-8 text: {}".format(exc))
+    except tomllib.TOMLDecodeError as exc:
+        raise RulesError(path, "not valid TOML: {}".format(exc))
+    return parse_rules(data, source=str(path), sha256=hashlib.sha256(raw).hexdigest())
+
+
+def parse_rules(data: dict, source: str = "<rules>", sha256: str = "") -> StageRules:
+    """Check the TOML document `data` and compile its patterns."""
+
+    def fail(problem):
+        raise RulesError(source, problem)
+
+    def text(value, where) -> str:
+        if not isinstance(value, str):
+            fail("{} must be a string, not {}".format(where, _toml_type(value)))
+        return value
+
+    def regex(value, where) -> Pattern:
+        try:
+            return re.compile(text(value, where))
+        except re.error as exc:
+            fail("{} is not a valid regular expression ({!r}: {})".format(where, value, exc))
+
+    unknown = sorted(set(data) - {"fallback", "rules", "selectors"})
+    if unknown:
+        fail("unknown key {!r} (expected fallback, [[rules]], [selectors])".format(unknown[0]))
+    if "fallback" not in data:
+        fail("missing key 'fallback' (the label of steps no rule matches)")
+    fallback = text(data["fallback"], "'fallback'")
+
+    entries = data.get("rules")
+    if entries is None:
+        fail("no [[rules]]: at least one stage rule is needed")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        fail("'rules' must be an array of tables ([[rules]] with pattern and label)")
+    if not entries:
+        fail("'rules' is empty: at least one stage rule is needed")
+    rules = []
+    for number, entry in enumerate(entries, start=1):
+        where = "rule {}".format(number)
+        extra = sorted(set(entry) - {"pattern", "label"})
+        if extra:
+            fail("{}: unknown key {!r} (a rule has pattern and label)".format(where, extra[0]))
+        for key in ("pattern", "label"):
+            if key not in entry:
+                fail("{}: missing key {!r}".format(where, key))
+        rules.append(
+            StageRule(
+                regex(entry["pattern"], "{}: pattern".format(where)),
+                text(entry["label"], "{}: label".format(where)),
+            )
+        )
+
+    selectors = data.get("selectors")
+    if not isinstance(selectors, dict):
+        fail("missing table [selectors] ({})".format(", ".join(SELECTORS)))
+    extra = sorted(set(selectors) - set(SELECTORS))
+    if extra:
+        fail("[selectors]: unknown selector {!r} (known: {})".format(extra[0], ", ".join(SELECTORS)))
+    compiled = {}
+    for key in SELECTORS:
+        if key not in selectors:
+            fail("[selectors]: missing selector {!r}".format(key))
+        compiled[key] = regex(selectors[key], "selector {!r}".format(key))
+
+    return StageRules(
+        rules=tuple(rules), fallback=fallback, source=source, sha256=sha256, **compiled
+    )
+
+
+def _toml_type(value) -> str:
+    for kind, name in ((bool, "a boolean"), (int, "an integer"), (float, "a float"),
+                       (list, "an array"), (dict, "a table")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
