@@ -1,0 +1,126 @@
+"""The three facts only PopVision's Python API (`pva`) knows, each fetched at most once.
+
+- a program's type, and for an exchange program its code bytes per tile;
+- a compute set's vertex type names;
+- the attention exchanges, in pva's program order.
+
+`pva` reads lazily from the profile, so every per-tile array and vertex list is touched
+once and its result kept.
+"""
+
+from .errors import ProfileError, PvaMissingError
+
+ENABLE_HINT = ("PopVision's Python API was not found: it comes only with the Poplar SDK; "
+               "enable it with 'source <poplar_sdk>/enable.sh' and run extract with the "
+               "SDK's Python")
+
+
+def import_pva():
+    """The `pva` module, or PvaMissingError saying how to enable it."""
+    try:
+        import pva
+    except ImportError as exc:
+        raise PvaMissingError("pva", "{} ({})".format(ENABLE_HINT, exc))
+    return pva
+
+
+class PvaFacts:
+    """Cached answers from one report opened with `pva.openReport`."""
+
+    def __init__(self, pva, path):
+        self.path = path
+        self._pva = pva
+        try:
+            report = pva.openReport(str(path))
+            self._compilation = report.compilation
+            self._exchange_type = pva.Program.Type.DoExchange
+        except Exception as exc:  # pva's C++ core raises its own exception types
+            raise ProfileError(path, "PopVision could not open the report: {}".format(exc))
+        self._program_list = None  # pva's programs, in its order, listed once
+        self._programs = None  # {program id: program}, built on first use
+        self._code_bytes = {}  # program id: (max, mean) for exchange programs
+        self._vertices = {}  # compute set id: "; "-joined vertex type names
+
+    def _fail(self, what, exc):
+        return ProfileError(self.path, "PopVision could not read {}: {}".format(what, exc))
+
+    def program_list(self) -> list:
+        """pva's programs in report order, listed once."""
+        if self._program_list is None:
+            try:
+                self._program_list = list(self._compilation.programs)
+            except Exception as exc:
+                raise self._fail("the programs", exc)
+        return self._program_list
+
+    def programs(self) -> dict:
+        """Program id -> program; built once."""
+        if self._programs is None:
+            try:
+                self._programs = {program._id: program for program in self.program_list()}
+            except Exception as exc:
+                raise self._fail("the program ids", exc)
+        return self._programs
+
+    def _is_exchange(self, program) -> bool:
+        try:
+            return program.type == self._exchange_type
+        except Exception as exc:
+            raise self._fail("the type of program {}".format(program._id), exc)
+
+    def code_bytes(self, program_id):
+        """(max, mean) of the program's codeBytesByTile; (0, 0.0) when it is empty."""
+        cached = self._code_bytes.get(program_id)
+        if cached is None:
+            program = self.programs()[program_id]
+            try:
+                per_tile = list(program.codeBytesByTile)
+            except Exception as exc:
+                raise self._fail("the code bytes of program {}".format(program_id), exc)
+            cached = (max(per_tile), sum(per_tile) / len(per_tile)) if per_tile else (0, 0.0)
+            self._code_bytes[program_id] = cached
+        return cached
+
+    def max_exchange_code_bytes(self, program_id) -> int:
+        """max(codeBytesByTile) when the step's program is an exchange, else 0."""
+        if program_id is None:
+            return 0
+        program = self.programs().get(program_id)
+        if program is None:
+            raise ProfileError(self.path, "program {} of the trace is not in PopVision's "
+                               "report".format(program_id))
+        if not self._is_exchange(program):
+            return 0
+        return self.code_bytes(program_id)[0]
+
+    def vertices(self, compute_set) -> str:
+        """The compute set's vertex type names in pva order, joined by "; "."""
+        if compute_set is None:
+            return ""
+        names = self._vertices.get(compute_set)
+        if names is None:
+            try:
+                vertices = self._compilation.computeSets[compute_set].vertices
+                names = "; ".join(vertex.type.name for vertex in vertices)
+            except (IndexError, KeyError, TypeError):
+                raise ProfileError(self.path, "compute set {} of the trace is not in "
+                                   "PopVision's report".format(compute_set))
+            except Exception as exc:
+                raise self._fail("the vertices of compute set {}".format(compute_set), exc)
+            self._vertices[compute_set] = names
+        return names
+
+    def attention_exchanges(self, selector) -> list:
+        """Each exchange program whose name the selector finds, in pva's order."""
+        found = []
+        for program in self.program_list():
+            if not self._is_exchange(program):
+                continue
+            try:
+                program_id, name = program._id, program.name
+            except Exception as exc:
+                raise self._fail("a program's name", exc)
+            if selector.search(name):
+                maximum, mean = self.code_bytes(program_id)
+                found.append({"name": name, "maximum": maximum, "mean": mean})
+        return found

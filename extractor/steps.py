@@ -1,0 +1,88 @@
+"""Step rows: the trace joined to names and stages, one row per step and IPU."""
+
+from typing import NamedTuple, Optional
+
+from .rules import StageRules
+
+#: The fields of a step row as the spec lists them (summary kernels, CSV columns).
+STEP_FIELDS = ("step", "kind", "stage", "name", "cycles", "active_tiles", "start", "end",
+               "max_exchange_code_bytes", "vertices")
+
+INPUT_DELIVERED_KIND = "StreamCopyEnd"
+OUTPUT_BEGINS_KIND = "StreamCopyBegin"
+DEVICE_KINDS = ("DoExchange", "OnTileExecute")
+
+
+class NameClass(NamedTuple):
+    """What the rules say of one step name; computed once per distinct name."""
+
+    stage: str
+    kernel: bool
+    anchor: bool
+    input_delivered: bool
+    output_begins: bool
+
+
+class StepRow(NamedTuple):
+    """One step row, without the two pva facts (see `record`)."""
+
+    step: int
+    kind: str
+    name: str
+    cycles: int
+    active_tiles: int
+    start: int
+    end: int
+    program: Optional[int]
+    compute_set: Optional[int]
+    classes: NameClass
+
+    @property
+    def stage(self) -> str:
+        return self.classes.stage
+
+    def record(self, facts) -> dict:
+        """The row with every spec field, in spec order; `facts` answers the pva ones."""
+        return {
+            "step": self.step,
+            "kind": self.kind,
+            "stage": self.classes.stage,
+            "name": self.name,
+            "cycles": self.cycles,
+            "active_tiles": self.active_tiles,
+            "start": self.start,
+            "end": self.end,
+            "max_exchange_code_bytes": facts.max_exchange_code_bytes(self.program),
+            "vertices": facts.vertices(self.compute_set),
+        }
+
+
+class NameClassifier:
+    """Matches names against the rules once per distinct name (names repeat every run)."""
+
+    def __init__(self, rules: StageRules):
+        self.rules = rules
+        self._seen = {}
+
+    def __call__(self, name: str) -> NameClass:
+        classes = self._seen.get(name)
+        if classes is None:
+            rules = self.rules
+            kernel = bool(rules.kernel.search(name))
+            classes = NameClass(
+                stage=rules.stage_of(name),
+                kernel=kernel,
+                anchor=kernel and bool(rules.anchor.search(name)),
+                input_delivered=bool(rules.input_delivered.search(name)),
+                output_begins=bool(rules.output_begins.search(name)),
+            )
+            self._seen[name] = classes
+        return classes
+
+
+def step_rows(profile, rules: StageRules):
+    """Every step row of the profile, in step order, with its stage; streamed."""
+    classify = NameClassifier(rules)
+    for step, kind, name, cycles, tiles, start, end, program, compute_set in profile.step_rows():
+        yield StepRow(step, kind, name, cycles, tiles, start, end, program, compute_set,
+                      classify(name))

@@ -1,0 +1,146 @@
+"""From a profile to its summary: one pass over the step rows, then two aggregate queries.
+
+The pass feeds two accumulators: `FirstBody` (the anchors and the kernel rows between the
+first two of them) and `DeviceSpans` (each inference's device time). Only the first
+body's kernel rows ever ask pva for their facts.
+"""
+
+from pathlib import Path
+from typing import List, NamedTuple, Optional
+
+from .profile import Profile
+from .pvafacts import PvaFacts, import_pva
+from .rules import StageRules, load_rules
+from .steps import DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, StepRow, step_rows
+
+SUMMARY_KEYS = ("profile", "kernels", "attention_exchanges", "exchange_memory_per_tile",
+                "device_spans", "qkv_executions", "allocated_memory")
+
+
+class Extraction(NamedTuple):
+    """A summary (a dict in the spec's key order) and the warnings met making it."""
+
+    summary: dict
+    warnings: List[str]
+
+
+class FirstBody:
+    """Counts anchors (distinct steps) and keeps the kernel rows with A[0] <= step < A[1]."""
+
+    def __init__(self):
+        self.anchors = 0
+        self.kernels = []
+        self._last_anchor = None
+
+    def add(self, row: StepRow) -> None:
+        classes = row.classes
+        if classes.anchor and row.step != self._last_anchor:
+            self.anchors += 1
+            self._last_anchor = row.step
+        if self.anchors == 1 and classes.kernel:
+            self.kernels.append(row)
+
+
+class DeviceSpans:
+    """max(end) - min(start) of the device rows of each inference, in one pass.
+
+    An inference opens at an input-delivered step and closes at the first output-begins
+    step after it; several may be open at once, and all close together. Device rows are
+    folded into one segment per opening, so closing costs one sweep over the open ones.
+    """
+
+    def __init__(self, rules: StageRules):
+        self.rules = rules
+        self.spans = []
+        self.warnings = []
+        self.saw_input = False
+        self._open = []  # input-delivered steps still waiting for output
+        self._segments = []  # [min start, max end] of device rows since each opening
+
+    def add(self, row: StepRow) -> None:
+        kind = row.kind
+        if kind in DEVICE_KINDS:
+            if self._segments:
+                segment = self._segments[-1]
+                if row.start is not None and (segment[0] is None or row.start < segment[0]):
+                    segment[0] = row.start
+                if row.end is not None and (segment[1] is None or row.end > segment[1]):
+                    segment[1] = row.end
+        elif kind == INPUT_DELIVERED_KIND and row.classes.input_delivered:
+            self.saw_input = True
+            if not self._open or self._open[-1] != row.step:
+                self._open.append(row.step)
+                self._segments.append([None, None])
+        elif kind == OUTPUT_BEGINS_KIND and row.classes.output_begins and self._open:
+            if row.step > self._open[-1]:
+                self._close()
+
+    def _close(self) -> None:
+        # Inference i covers segments i..last: sweep from the last opening backwards.
+        spans = [None] * len(self._open)
+        low = high = None
+        for index in range(len(self._open) - 1, -1, -1):
+            seg_low, seg_high = self._segments[index]
+            if seg_low is not None and (low is None or seg_low < low):
+                low = seg_low
+            if seg_high is not None and (high is None or seg_high > high):
+                high = seg_high
+            if low is not None and high is not None:
+                spans[index] = high - low
+        for step, span in zip(self._open, spans):
+            if span is None:
+                self.warnings.append("the inference whose input arrived at step {} has no "
+                                     "exchange or compute rows: no device span".format(step))
+            else:
+                self.spans.append(span)
+        self._open, self._segments = [], []
+
+    def finish(self) -> None:
+        for step in self._open:
+            self.warnings.append(
+                "no output-begins step ({!r}) after the input delivered at step {}: that "
+                "inference gives no device span".format(self.rules.output_begins.pattern, step))
+        self._open, self._segments = [], []
+        if not self.saw_input:
+            self.warnings.append("no input-delivered step ({!r}): device_spans is empty".format(
+                self.rules.input_delivered.pattern))
+
+
+def summarize(path, rules: Optional[StageRules] = None, *, pva=None,
+              profile_label: Optional[str] = None) -> Extraction:
+    """The summary of one profile.pop, as summary-spec.md defines it.
+
+    `rules` defaults to the installed stage_rules.toml; `pva` to the importable module;
+    `profile_label` to `str(path)` (the "profile" value).
+    """
+    rules = rules if rules is not None else load_rules()
+    path = Path(path)
+    with Profile(path) as profile:
+        facts = PvaFacts(pva if pva is not None else import_pva(), path)
+        warnings = []
+        body, spans = FirstBody(), DeviceSpans(rules)
+        any_rows = False
+        for row in step_rows(profile, rules):
+            any_rows = True
+            body.add(row)
+            spans.add(row)
+        if not any_rows:
+            warnings.append("no steps: a compile-only profile (no execution trace), so no "
+                            "kernels, device spans or QKV executions")
+        else:
+            if body.anchors == 0:
+                warnings.append("no kernel step matches the anchor selector {!r} (kernels "
+                                "{!r}): kernels is empty".format(rules.anchor.pattern,
+                                                                 rules.kernel.pattern))
+            spans.finish()
+            warnings.extend(spans.warnings)
+        summary = {
+            "profile": profile_label if profile_label is not None else str(path),
+            "kernels": [row.record(facts) for row in body.kernels],
+            "attention_exchanges": facts.attention_exchanges(rules.attention_exchange),
+            "exchange_memory_per_tile": profile.exchange_memory_per_tile(),
+            "device_spans": spans.spans,
+            "qkv_executions": body.anchors,
+            "allocated_memory": profile.allocated_memory(),
+        }
+    return Extraction(summary, warnings)
