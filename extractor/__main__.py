@@ -1,3 +1,5 @@
 from .cli import main
 
-main()
+# Guarded: batch workers are spawned, and spawning re-imports the main module.
+if __name__ == "__main__":
+    main()

@@ -71,25 +71,40 @@ def main_options(
 
 @app.command("run")
 def run(
-    profile: Path = typer.Argument(..., metavar="PROFILE", help="A profile.pop file."),
-    output: str = typer.Option(STDOUT, "--output", "-o", metavar="FILE",
-                               help="Where to write summary.json ('-' for standard output). "
-                                    "Written atomically; missing folders are created."),
-    rules_file: Optional[Path] = typer.Option(None, "--rules", metavar="FILE",
-                                              help="A stage rules TOML file replacing the "
-                                                   "installed stage_rules.toml."),
+    paths: List[Path] = typer.Argument(
+        ..., metavar="PATH...",
+        help="A profile.pop, or folders searched for profile.pop files (a batch)."),
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", metavar="FILE|DIR",
+        help="One profile: where to write summary.json ('-' or nothing: standard output). "
+             "A batch: the output folder, mirroring the input tree. Written atomically; "
+             "missing folders are created."),
+    rules_file: Optional[Path] = typer.Option(
+        None, "--rules", metavar="FILE",
+        help="A stage rules TOML file replacing the installed stage_rules.toml."),
+    jobs: Optional[int] = typer.Option(
+        None, "--jobs", "-j", min=1, metavar="N",
+        help="Batch: profiles extracted at once (default: the CPUs this process may use)."),
+    force: bool = typer.Option(False, "--force", help="Batch: extract even up-to-date "
+                                                      "profiles."),
+    shard: Optional[str] = typer.Option(
+        None, "--shard", metavar="K/N|slurm",
+        help="Batch: take only share K of N of the sorted profiles (1 <= K <= N); 'slurm' "
+             "reads it from SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and a "
+                                                            "batch's last line)."),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
 ):
-    """Extract the summary of a profile (the default command)."""
+    """Extract summaries: one profile to a file, or a batch to a folder (default)."""
     try:
         rules = load_rules(rules_file)
-        if output != STDOUT and _same_file(Path(output), profile):
-            say("error", "{}: the output would overwrite the profile".format(output))
-            raise typer.Exit(2)
-        extraction = summarize(profile, rules)
-        for warning in extraction.warnings:
-            say("warning", "{}: {}".format(profile, warning))
-        write_output(output, summary_bytes(extraction.summary))
+        if len(paths) == 1 and not paths[0].is_dir():
+            if jobs is not None or force or shard is not None:
+                _usage("--jobs, --force and --shard are for a batch (a folder or several "
+                       "profiles)")
+            _extract_single(paths[0], output or STDOUT, rules, quiet)
+        else:
+            _extract_batch(paths, output, rules, jobs, force, shard, quiet)
     except ExtractorError as exc:
         if debug:
             traceback.print_exc()
@@ -100,9 +115,78 @@ def run(
     except Exception as exc:  # a bug or an input we did not foresee: still one line
         if debug:
             traceback.print_exc()
-        say("error", "{}: unexpected failure: {}: {} (run with --debug for the traceback)"
-            .format(profile, type(exc).__name__, exc))
+        say("error", "unexpected failure: {}: {} (run with --debug for the traceback)"
+            .format(type(exc).__name__, one_line(exc)))
         raise typer.Exit(1)
+
+
+def _usage(message: str):
+    say("error", message)
+    raise typer.Exit(2)
+
+
+def _extract_single(profile: Path, output: str, rules, quiet: bool) -> None:
+    if output != STDOUT and _same_file(Path(output), profile):
+        _usage("{}: the output would overwrite the profile".format(output))
+    extraction = summarize(profile, rules)
+    if not quiet:
+        for warning in extraction.warnings:
+            say("warning", "{}: {}".format(profile, warning))
+    write_output(output, summary_bytes(extraction.summary))
+
+
+def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet) -> None:
+    from .batch import available_cpus, parse_shard, require_pva, run_batch
+    from .discover import discover
+    from .progress import PlainReporter, QuietReporter, RichReporter
+
+    if output is None or output == STDOUT:
+        _usage("a batch writes a folder of summaries: give it with -o DIR")
+    outdir = Path(output)
+    if outdir.exists() and not outdir.is_dir():
+        _usage("{}: -o must name a folder for a batch, and this is a file".format(outdir))
+    try:
+        shard = parse_shard(shard_text) if shard_text is not None else None
+    except ValueError as exc:
+        _usage(str(exc))
+    require_pva()
+    found = discover(paths)
+    items = shard.take(found.items) if shard else found.items
+    if quiet:
+        reporter = QuietReporter()
+    else:
+        from rich.console import Console
+        console = Console(stderr=True)
+        reporter = RichReporter(console) if console.is_terminal else PlainReporter()
+        for note in found.notes:
+            reporter.print("{}: note: {}".format(PROG, note))
+    result = run_batch(items, outdir, rules, jobs=jobs or available_cpus(), force=force,
+                       shard=shard, reporter=reporter)
+    typer.echo("{} extracted, {} up to date, {} failed".format(
+        result.extracted, result.up_to_date, result.failed), err=True)
+    if result.interrupted:
+        say("error", "interrupted: the index lists every profile finished so far")
+        raise typer.Exit(130)
+    if result.failed:
+        raise typer.Exit(1)
+
+
+@app.command("merge")
+def merge(
+    outdir: Path = typer.Argument(..., metavar="OUTDIR",
+                                  help="A batch output folder with shard index files."),
+):
+    """Fold the index files of a batch's shards into OUTDIR/index.jsonl."""
+    from .index import merge_indexes
+
+    if not outdir.is_dir():
+        _usage("{}: not a folder".format(outdir))
+    try:
+        count = merge_indexes(outdir)
+    except ExtractorError as exc:
+        say("error", str(exc))
+        raise typer.Exit(exc.exit_code)
+    typer.echo("{}: {} profiles".format(outdir / "index.jsonl", count), err=True)
 
 
 def _same_file(output: Path, profile: Path) -> bool:

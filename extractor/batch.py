@@ -1,0 +1,331 @@
+"""Many profiles at once: up-to-date checks, shards, and a pool of worker processes.
+
+The batch adds bookkeeping around `summarize`; a summary's bytes are the same as
+`extract PROFILE -o FILE` would write. Each worker is a long-lived spawned process that
+extracts one profile at a time; one that dies fails its profile only and is replaced.
+"""
+
+import datetime
+import hashlib
+import importlib.util
+import multiprocessing
+import os
+import signal
+import sys
+from collections import deque
+from multiprocessing.connection import wait
+from pathlib import Path
+from typing import List, NamedTuple, Optional, Tuple
+
+from . import __version__
+from .discover import SUMMARY_NAME, BatchItem
+from .errors import ExtractorError, PvaMissingError, one_line
+from .index import IndexWriter, index_name, known_entries
+from .output import write_atomic
+from .pvafacts import ENABLE_HINT
+from .render import summary_bytes
+from .summary import summarize
+
+OK, UP_TO_DATE, FAILED = "ok", "up to date", "failed"
+
+
+class Shard(NamedTuple):
+    """Shard `number` (1-based) of `count`: every count-th profile of the sorted list."""
+
+    number: int
+    count: int
+
+    def take(self, items: list) -> list:
+        return items[self.number - 1::self.count]
+
+
+def parse_shard(text: str, environ=os.environ) -> Shard:
+    """`K/N` (1 <= K <= N), or `slurm` for the array task's share. ValueError if bad."""
+    if text == "slurm":
+        try:
+            task = int(environ["SLURM_ARRAY_TASK_ID"])
+            count = int(environ["SLURM_ARRAY_TASK_COUNT"])
+            first = int(environ.get("SLURM_ARRAY_TASK_MIN", "0"))
+            step = int(environ.get("SLURM_ARRAY_TASK_STEP", "1") or 1)
+        except KeyError as exc:
+            raise ValueError("--shard slurm needs {} (run it inside a SLURM array job)"
+                             .format(exc.args[0]))
+        except ValueError:
+            raise ValueError("the SLURM_ARRAY_TASK_* variables are not whole numbers")
+        number = (task - first) // step + 1
+        if not 1 <= number <= count:
+            raise ValueError("SLURM array task {} is outside its {} tasks".format(task, count))
+        return Shard(number, count)
+    parts = text.split("/")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise ValueError("--shard takes K/N (e.g. 2/8) or slurm, not {!r}".format(text))
+    number, count = int(parts[0]), int(parts[1])
+    if not 1 <= number <= count:
+        raise ValueError("--shard K/N needs 1 <= K <= N, not {!r}".format(text))
+    return Shard(number, count)
+
+
+def available_cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def require_pva() -> None:
+    """Fail once, before any worker starts, when pva cannot be found."""
+    if importlib.util.find_spec("pva") is None:
+        raise PvaMissingError("pva", ENABLE_HINT)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _input_facts(profile: Path) -> dict:
+    try:
+        stat = profile.stat()
+    except OSError:
+        return {"size": None, "mtime_ns": None}
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def headline(summary: dict) -> dict:
+    """The numbers an index line carries: spans, QKV count, cycles per first-body stage."""
+    stage_cycles = {}
+    for kernel in summary["kernels"]:
+        cycles = kernel["cycles"] if isinstance(kernel["cycles"], int) else 0
+        stage_cycles[kernel["stage"]] = stage_cycles.get(kernel["stage"], 0) + cycles
+    return {"device_spans": summary["device_spans"],
+            "qkv_executions": summary["qkv_executions"], "stage_cycles": stage_cycles}
+
+
+def extract_one(item: BatchItem, outdir: Path, rules) -> dict:
+    """Extract one profile of a batch and write its summary; return its index entry."""
+    output = item.output(outdir)
+    entry = {"profile": item.label, "output": str(output), "rules_sha256": rules.sha256,
+             "tool_version": __version__}
+    entry.update(_input_facts(item.profile))
+    try:
+        if not _inside(output, outdir):
+            raise ExtractorError(output, "would fall outside the output folder")
+        extraction = summarize(item.profile, rules, profile_label=item.label)
+        data = summary_bytes(extraction.summary)
+        _remove_abandoned_partials(output)
+        write_atomic(output, data)
+    except ExtractorError as exc:
+        entry.update(status=FAILED, reason=str(exc))
+    except Exception as exc:  # an input nobody foresaw: fail this profile, not the batch
+        entry.update(status=FAILED, reason="{}: unexpected failure: {}: {}".format(
+            item.profile, type(exc).__name__, one_line(exc)))
+    else:
+        entry.update(status=OK, summary_sha256=hashlib.sha256(data).hexdigest(),
+                     warnings=extraction.warnings, **headline(extraction.summary))
+    entry["finished_at"] = _now()
+    return entry
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    real_folder = os.path.realpath(str(folder))
+    real_parent = os.path.realpath(str(path.parent))
+    return os.path.commonpath([real_folder, real_parent]) == real_folder
+
+
+def _remove_abandoned_partials(output: Path) -> None:
+    # A worker killed mid-write leaves its temporary file; nobody else writes this one.
+    for stale in output.parent.glob(".{}.*.partial".format(output.name)):
+        try:
+            stale.unlink()
+        except OSError:
+            pass
+
+
+def is_up_to_date(item: BatchItem, outdir: Path, rules, previous: Optional[dict]) -> bool:
+    """Its last entry succeeded with this input, these rules and this tool version, and
+    the summary it wrote is still there, unchanged."""
+    if previous is None or previous.get("status") not in (OK, UP_TO_DATE):
+        return False
+    facts = _input_facts(item.profile)
+    if facts["size"] is None or any(previous.get(k) != v for k, v in facts.items()):
+        return False
+    if previous.get("rules_sha256") != rules.sha256 or \
+            previous.get("tool_version") != __version__:
+        return False
+    output = item.output(outdir)
+    if previous.get("output") != str(output):
+        return False
+    try:
+        return hashlib.sha256(output.read_bytes()).hexdigest() == previous.get("summary_sha256")
+    except OSError:
+        return False
+
+
+class BatchResult(NamedTuple):
+    extracted: int
+    up_to_date: int
+    failed: int
+    interrupted: bool
+
+
+# ---- the worker side ---------------------------------------------------------------
+
+def _worker_main(conn, outdir: str, rules) -> None:
+    # The parent handles Ctrl-C; SIGTERM (the parent abandoning us) unwinds through
+    # write_atomic's cleanup, so no temporary file is left behind.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    while True:
+        try:
+            item = conn.recv()
+        except (EOFError, OSError):
+            return
+        if item is None:
+            return
+        conn.send(extract_one(item, Path(outdir), rules))
+
+
+class _Worker:
+    def __init__(self, context, outdir: Path, rules):
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child, str(outdir), rules),
+                                       daemon=True)
+        self.process.start()
+        child.close()
+        self.item = None
+
+    def death(self) -> str:
+        self.process.join(5)
+        code = self.process.exitcode
+        if code is not None and code < 0:
+            try:
+                how = "killed by {}".format(signal.Signals(-code).name)
+            except ValueError:
+                how = "killed by signal {}".format(-code)
+        else:
+            how = "exit code {}".format(code)
+        return "the worker process extracting it died ({})".format(how)
+
+    def stop(self, abandon: bool) -> None:
+        """End the process: politely when idle, at once (SIGTERM) when abandoning work."""
+        if abandon and self.process.is_alive():
+            self.process.terminate()
+        self.process.join(10)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
+              force: bool = False, shard: Optional[Shard] = None, reporter=None) -> BatchResult:
+    """Extract every item into OUTDIR, recording each in the index; see module docs."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    previous = {} if force else known_entries(outdir)
+    index = IndexWriter(outdir / index_name(shard))
+    counts = {OK: 0, UP_TO_DATE: 0, FAILED: 0}
+    todo = deque()
+    reporter = reporter or _SilentReporter()
+    reporter.start(len(items))
+
+    def finish(entry: dict) -> None:
+        index.append(entry)
+        counts[entry["status"]] += 1
+        reporter.finished(entry)
+
+    interrupted = False
+    pool = None
+    try:
+        for item in items:
+            earlier = previous.get(item.label)
+            if is_up_to_date(item, outdir, rules, earlier):
+                entry = dict(earlier, status=UP_TO_DATE, finished_at=_now())
+                entry.pop("reason", None)
+                finish(entry)
+            else:
+                todo.append(item)
+        if todo:
+            pool = _Pool(multiprocessing.get_context("spawn"), outdir, rules,
+                         min(jobs, len(todo)))
+            while todo or pool.busy:
+                while todo and pool.idle:
+                    item = todo.popleft()
+                    pool.dispatch(item)
+                    reporter.started(item)
+                for entry in pool.collect():
+                    finish(entry)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if pool is not None:
+            pool.close()
+        index.compact()
+        reporter.close()
+    return BatchResult(counts[OK], counts[UP_TO_DATE], counts[FAILED], interrupted)
+
+
+class _Pool:
+    """Workers that each take one profile at a time; a dead one fails its profile only."""
+
+    def __init__(self, context, outdir: Path, rules, size: int):
+        self._start = lambda: _Worker(context, outdir, rules)
+        self._outdir, self._rules = outdir, rules
+        self.idle = [self._start() for _ in range(size)]
+        self.busy = []
+
+    def dispatch(self, item: BatchItem) -> None:
+        worker = self.idle.pop()
+        try:
+            worker.conn.send(item)
+        except OSError:  # it died while idle: replace it
+            worker.stop(abandon=True)
+            worker = self._start()
+            worker.conn.send(item)
+        worker.item = item
+        self.busy.append(worker)
+
+    def collect(self) -> list:
+        """Wait for at least one busy worker to answer or die; their entries."""
+        handles = [w.conn for w in self.busy] + [w.process.sentinel for w in self.busy]
+        ready = set(wait(handles))
+        entries = []
+        for worker in list(self.busy):
+            if worker.conn not in ready and worker.process.sentinel not in ready:
+                continue
+            self.busy.remove(worker)
+            try:
+                entries.append(worker.conn.recv())
+            except (EOFError, OSError):
+                entries.append(_failed(worker.item, self._outdir, self._rules,
+                                       worker.death()))
+                worker.stop(abandon=True)
+                worker = self._start()
+            worker.item = None
+            self.idle.append(worker)
+        return entries
+
+    def close(self) -> None:
+        for worker in self.idle:
+            try:
+                worker.conn.send(None)
+            except OSError:
+                pass
+        for worker in self.idle + self.busy:
+            worker.stop(abandon=worker.item is not None)
+        self.idle, self.busy = [], []
+
+
+def _failed(item: BatchItem, outdir: Path, rules, reason: str) -> dict:
+    entry = {"profile": item.label, "output": str(item.output(outdir)),
+             "rules_sha256": rules.sha256, "tool_version": __version__,
+             "status": FAILED, "reason": "{}: {}".format(item.profile, reason),
+             "finished_at": _now()}
+    entry.update(_input_facts(item.profile))
+    return entry
+
+
+class _SilentReporter:
+    def start(self, total): pass
+    def started(self, item): pass
+    def finished(self, entry): pass
+    def close(self): pass
