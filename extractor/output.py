@@ -1,5 +1,6 @@
 """Writing results so that a reader never sees a partial file."""
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -17,11 +18,13 @@ def _file_mode() -> int:
     return 0o666 & ~mask
 
 
-def write_atomic(path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file in the same folder, then rename.
+@contextlib.contextmanager
+def atomic_file(path):
+    """A binary file handle whose contents appear at `path` only when the block completes.
 
-    An interrupted run leaves the previous file (if any) untouched and no partial one;
-    missing parent folders are created.
+    Writes go to a temporary file in the same folder, which is fsynced and renamed over
+    `path`; on any error (or interruption) the temporary file is removed and a previous
+    `path` stays as it was. Missing parent folders are created.
     """
     path = Path(path)
     tmp = None
@@ -31,7 +34,7 @@ def write_atomic(path, data: bytes) -> None:
                                    suffix=".partial")
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), _file_mode())
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, str(path))
@@ -45,6 +48,12 @@ def write_atomic(path, data: bytes) -> None:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def write_atomic(path, data: bytes) -> None:
+    """Write `data` to `path` so that no reader ever sees a partial file (atomic_file)."""
+    with atomic_file(path) as handle:
+        handle.write(data)
 
 
 def write_output(target, data: bytes) -> None:
