@@ -29,6 +29,12 @@ from .summary import summarize
 OK, UP_TO_DATE, FAILED = "ok", "up to date", "failed"
 
 
+class RunOptions(NamedTuple):
+    """What changes how each profile of a batch is extracted (passed to the workers)."""
+
+    use_pva: bool = True
+
+
 class Shard(NamedTuple):
     """Shard `number` (1-based) of `count`: every count-th profile of the sorted list."""
 
@@ -100,16 +106,18 @@ def headline(summary: dict) -> dict:
             "qkv_executions": summary["qkv_executions"], "stage_cycles": stage_cycles}
 
 
-def extract_one(item: BatchItem, outdir: Path, rules) -> dict:
+def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunOptions()
+                ) -> dict:
     """Extract one profile of a batch and write its summary; return its index entry."""
     output = item.output(outdir)
     entry = {"profile": item.label, "output": str(output), "rules_sha256": rules.sha256,
-             "tool_version": __version__}
+             "tool_version": __version__, "pva": options.use_pva}
     entry.update(_input_facts(item.profile))
     try:
         if not _inside(output, outdir):
             raise ExtractorError(output, "would fall outside the output folder")
-        extraction = summarize(item.profile, rules, profile_label=item.label)
+        extraction = summarize(item.profile, rules, use_pva=options.use_pva,
+                               profile_label=item.label)
         data = summary_bytes(extraction.summary)
         _remove_abandoned_partials(output)
         write_atomic(output, data)
@@ -140,10 +148,13 @@ def _remove_abandoned_partials(output: Path) -> None:
             pass
 
 
-def is_up_to_date(item: BatchItem, outdir: Path, rules, previous: Optional[dict]) -> bool:
-    """Its last entry succeeded with this input, these rules and this tool version, and
-    the summary it wrote is still there, unchanged."""
+def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
+                  previous: Optional[dict]) -> bool:
+    """Its last entry succeeded with this input, these rules, options and tool version,
+    and the summary it wrote is still there, unchanged."""
     if previous is None or previous.get("status") not in (OK, UP_TO_DATE):
+        return False
+    if previous.get("pva") != options.use_pva:
         return False
     facts = _input_facts(item.profile)
     if facts["size"] is None or any(previous.get(k) != v for k, v in facts.items()):
@@ -169,7 +180,7 @@ class BatchResult(NamedTuple):
 
 # ---- the worker side ---------------------------------------------------------------
 
-def _worker_main(conn, outdir: str, rules) -> None:
+def _worker_main(conn, outdir: str, rules, options: RunOptions) -> None:
     # The parent handles Ctrl-C; SIGTERM (the parent abandoning us) unwinds through
     # write_atomic's cleanup, so no temporary file is left behind.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -181,14 +192,14 @@ def _worker_main(conn, outdir: str, rules) -> None:
             return
         if item is None:
             return
-        conn.send(extract_one(item, Path(outdir), rules))
+        conn.send(extract_one(item, Path(outdir), rules, options))
 
 
 class _Worker:
-    def __init__(self, context, outdir: Path, rules):
+    def __init__(self, context, outdir: Path, rules, options: RunOptions):
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, str(outdir), rules),
-                                       daemon=True)
+        self.process = context.Process(target=_worker_main,
+                                       args=(child, str(outdir), rules, options), daemon=True)
         self.process.start()
         child.close()
         self.item = None
@@ -217,7 +228,8 @@ class _Worker:
 
 
 def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
-              force: bool = False, shard: Optional[Shard] = None, reporter=None) -> BatchResult:
+              force: bool = False, shard: Optional[Shard] = None,
+              options: RunOptions = RunOptions(), reporter=None) -> BatchResult:
     """Extract every item into OUTDIR, recording each in the index; see module docs."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -238,14 +250,14 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
     try:
         for item in items:
             earlier = previous.get(item.label)
-            if is_up_to_date(item, outdir, rules, earlier):
+            if is_up_to_date(item, outdir, rules, options, earlier):
                 entry = dict(earlier, status=UP_TO_DATE, finished_at=_now())
                 entry.pop("reason", None)
                 finish(entry)
             else:
                 todo.append(item)
         if todo:
-            pool = _Pool(multiprocessing.get_context("spawn"), outdir, rules,
+            pool = _Pool(multiprocessing.get_context("spawn"), outdir, rules, options,
                          min(jobs, len(todo)))
             while todo or pool.busy:
                 while todo and pool.idle:
@@ -267,9 +279,9 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
 class _Pool:
     """Workers that each take one profile at a time; a dead one fails its profile only."""
 
-    def __init__(self, context, outdir: Path, rules, size: int):
-        self._start = lambda: _Worker(context, outdir, rules)
-        self._outdir, self._rules = outdir, rules
+    def __init__(self, context, outdir: Path, rules, options: RunOptions, size: int):
+        self._start = lambda: _Worker(context, outdir, rules, options)
+        self._outdir, self._rules, self._options = outdir, rules, options
         self.idle = [self._start() for _ in range(size)]
         self.busy = []
 
@@ -297,7 +309,7 @@ class _Pool:
                 entries.append(worker.conn.recv())
             except (EOFError, OSError):
                 entries.append(_failed(worker.item, self._outdir, self._rules,
-                                       worker.death()))
+                                       self._options, worker.death()))
                 worker.stop(abandon=True)
                 worker = self._start()
             worker.item = None
@@ -315,9 +327,10 @@ class _Pool:
         self.idle, self.busy = [], []
 
 
-def _failed(item: BatchItem, outdir: Path, rules, reason: str) -> dict:
+def _failed(item: BatchItem, outdir: Path, rules, options: RunOptions, reason: str) -> dict:
     entry = {"profile": item.label, "output": str(item.output(outdir)),
              "rules_sha256": rules.sha256, "tool_version": __version__,
+             "pva": options.use_pva,
              "status": FAILED, "reason": "{}: {}".format(item.profile, reason),
              "finished_at": _now()}
     entry.update(_input_facts(item.profile))

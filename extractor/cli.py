@@ -13,6 +13,7 @@ import typer
 from typer.core import TyperGroup
 
 from . import __version__
+from .batch import RunOptions
 from .errors import ExtractorError, one_line
 from .output import STDOUT, write_output
 from .render import summary_bytes
@@ -91,6 +92,11 @@ def run(
         None, "--shard", metavar="K/N|slurm",
         help="Batch: take only share K of N of the sorted profiles (1 <= K <= N); 'slurm' "
              "reads it from SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT."),
+    no_pva: bool = typer.Option(
+        False, "--no-pva",
+        help="Extract without PopVision's Python API: the three pva facts "
+             "(attention_exchanges, each kernel's max_exchange_code_bytes and vertices) "
+             "are null."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and a "
                                                             "batch's last line)."),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
@@ -102,9 +108,10 @@ def run(
             if jobs is not None or force or shard is not None:
                 _usage("--jobs, --force and --shard are for a batch (a folder or several "
                        "profiles)")
-            _extract_single(paths[0], output or STDOUT, rules, quiet)
+            _extract_single(paths[0], output or STDOUT, rules, quiet, use_pva=not no_pva)
         else:
-            _extract_batch(paths, output, rules, jobs, force, shard, quiet)
+            _extract_batch(paths, output, rules, jobs, force, shard, quiet,
+                           RunOptions(use_pva=not no_pva))
     except ExtractorError as exc:
         if debug:
             traceback.print_exc()
@@ -125,17 +132,17 @@ def _usage(message: str):
     raise typer.Exit(2)
 
 
-def _extract_single(profile: Path, output: str, rules, quiet: bool) -> None:
+def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: bool) -> None:
     if output != STDOUT and _same_file(Path(output), profile):
         _usage("{}: the output would overwrite the profile".format(output))
-    extraction = summarize(profile, rules)
+    extraction = summarize(profile, rules, use_pva=use_pva)
     if not quiet:
         for warning in extraction.warnings:
             say("warning", "{}: {}".format(profile, warning))
     write_output(output, summary_bytes(extraction.summary))
 
 
-def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet) -> None:
+def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, options) -> None:
     from .batch import available_cpus, parse_shard, require_pva, run_batch
     from .discover import discover
     from .progress import PlainReporter, QuietReporter, RichReporter
@@ -149,7 +156,8 @@ def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet) -> None
         shard = parse_shard(shard_text) if shard_text is not None else None
     except ValueError as exc:
         _usage(str(exc))
-    require_pva()
+    if options.use_pva:
+        require_pva()
     found = discover(paths)
     items = shard.take(found.items) if shard else found.items
     if quiet:
@@ -161,7 +169,7 @@ def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet) -> None
         for note in found.notes:
             reporter.print("{}: note: {}".format(PROG, note))
     result = run_batch(items, outdir, rules, jobs=jobs or available_cpus(), force=force,
-                       shard=shard, reporter=reporter)
+                       shard=shard, options=options, reporter=reporter)
     typer.echo("{} extracted, {} up to date, {} failed".format(
         result.extracted, result.up_to_date, result.failed), err=True)
     if result.interrupted:

@@ -12,7 +12,7 @@ from .errors import ProfileError, PvaMissingError
 
 ENABLE_HINT = ("PopVision's Python API was not found: it comes only with the Poplar SDK; "
                "enable it with 'source <poplar_sdk>/enable.sh' and run extract with the "
-               "SDK's Python")
+               "SDK's Python, or add --no-pva for a summary without the pva facts")
 
 
 def import_pva():
@@ -124,3 +124,16 @@ class PvaFacts:
                 maximum, mean = self.code_bytes(program_id)
                 found.append({"name": name, "maximum": maximum, "mean": mean})
         return found
+
+
+class NoPvaFacts:
+    """Extraction without pva (--no-pva): the pva facts are null, never guessed."""
+
+    def max_exchange_code_bytes(self, program_id):
+        return None
+
+    def vertices(self, compute_set):
+        return None
+
+    def attention_exchanges(self, selector):
+        return None

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import List, NamedTuple, Optional
 
 from .profile import Profile
-from .pvafacts import PvaFacts, import_pva
+from .pvafacts import NoPvaFacts, PvaFacts, import_pva
 from .rules import StageRules, load_rules
 from .steps import DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, StepRow, step_rows
 
@@ -106,17 +106,21 @@ class DeviceSpans:
                 self.rules.input_delivered.pattern))
 
 
-def summarize(path, rules: Optional[StageRules] = None, *, pva=None,
+def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bool = True,
               profile_label: Optional[str] = None) -> Extraction:
     """The summary of one profile.pop, as summary-spec.md defines it.
 
     `rules` defaults to the installed stage_rules.toml; `pva` to the importable module;
-    `profile_label` to `str(path)` (the "profile" value).
+    `use_pva=False` leaves the three pva facts null; `profile_label` defaults to
+    `str(path)` (the "profile" value).
     """
     rules = rules if rules is not None else load_rules()
     path = Path(path)
     with Profile(path) as profile:
-        facts = PvaFacts(pva if pva is not None else import_pva(), path)
+        if not use_pva:
+            facts = NoPvaFacts()
+        else:
+            facts = PvaFacts(pva if pva is not None else import_pva(), path)
         warnings = []
         body, spans = FirstBody(), DeviceSpans(rules)
         any_rows = False
