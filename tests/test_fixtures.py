@@ -1,0 +1,304 @@
+"""The committed fixtures are what fixtures/generate.py makes, and hold what they claim.
+
+- Regenerating every fixture into a temporary folder gives the same SQL content (table by
+  table, row by row), the same pva-double.json bytes and the same expected.json bytes.
+- The golden fixture's expected.json is the reference summary, byte for byte, and its data
+  give the reference's numbers when recomputed here directly from the JSON and the SQL
+  (independently of the extractor).
+- The pva stand-in behaves as fixtures.md says.
+"""
+
+import importlib.util
+import json
+import re
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+GOLDEN = FIXTURES / "vit-f8weight"
+GOLDEN_CASE = GOLDEN / "poprt" / "profile_logs_f8weight" / "inference"
+REFERENCE = Path("/work/shared/reference/summary-vit-f8weight.json")
+EDGE_NAMES = ["no-anchors", "one-anchor", "no-output-begins", "empty-inference",
+              "empty-code-bytes", "compile-only", "no-aggregate-rows", "multi-ipu",
+              "unicode-names", "name-rules"]
+KNOWN_COLUMNS = {
+    "steps": {"id", "type", "program", "compute_set"},
+    "steps_by_ipu": {"step_id", "cycles", "active_tiles", "cycles_base",
+                     "active_cycles_from_min", "active_cycles_to_max"},
+    "programs": {"id", "name"},
+    "compute_sets": {"compute_set", "name"},
+    "vars_info": {"tile", "category", "size_bytes"},
+    "var_categories": {"id", "name"},
+    "memory_by_tile": {"total"},
+}
+
+
+def _load_generator():
+    spec = importlib.util.spec_from_file_location("fixtures_generate", str(FIXTURES / "generate.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+generate = _load_generator()
+
+
+def _pva():
+    path = str(REPO / "tests" / "pva_double")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    import pva
+    return pva
+
+
+def _connect(path):
+    return sqlite3.connect("file:{}?mode=ro".format(path), uri=True)
+
+
+def _dump(path):
+    """{table: (create sql, rows in rowid order)} of an SQLite file."""
+    connection = _connect(path)
+    try:
+        tables = connection.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
+        return {name: (sql, connection.execute(
+            'SELECT * FROM "{}" ORDER BY rowid'.format(name)).fetchall())
+            for name, sql in tables}
+    finally:
+        connection.close()
+
+
+def _case_folders(root):
+    folders = {"vit-f8weight": root / "vit-f8weight" / "poprt" / "profile_logs_f8weight"
+               / "inference"}
+    folders.update({name: root / "edge" / name for name in EDGE_NAMES})
+    return folders
+
+
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fixtures")
+    generate.generate(out)
+    return out
+
+
+def test_edge_case_list_is_complete():
+    assert sorted(generate.EDGE_CASES) == sorted(EDGE_NAMES)
+    committed = sorted(p.name for p in (FIXTURES / "edge").iterdir() if p.is_dir())
+    assert committed == sorted(EDGE_NAMES)
+
+
+@pytest.mark.parametrize("name", ["vit-f8weight"] + EDGE_NAMES)
+def test_committed_fixture_is_regenerated_identically(regenerated, name):
+    committed, fresh = _case_folders(FIXTURES)[name], _case_folders(regenerated)[name]
+    committed_db, fresh_db = _dump(committed / "profile.pop"), _dump(fresh / "profile.pop")
+    assert sorted(committed_db) == sorted(fresh_db)
+    for table in fresh_db:
+        assert committed_db[table][0] == fresh_db[table][0], table
+        assert committed_db[table][1] == fresh_db[table][1], table
+    assert (committed / "pva-double.json").read_bytes() == (fresh / "pva-double.json").read_bytes()
+    files = sorted(p.name for p in committed.iterdir())
+    if name == "vit-f8weight":
+        assert files == ["profile.pop", "pva-double.json"]
+        expected = (GOLDEN / "expected.json", regenerated / "vit-f8weight" / "expected.json")
+    else:
+        assert files == ["expected.json", "profile.pop", "pva-double.json"]
+        expected = (committed / "expected.json", fresh / "expected.json")
+    assert expected[0].read_bytes() == expected[1].read_bytes()
+
+
+@pytest.mark.parametrize("name", ["vit-f8weight"] + EDGE_NAMES)
+def test_fixture_is_small_and_carries_unknown_tables_and_columns(name):
+    folder = _case_folders(FIXTURES)[name]
+    assert sum(p.stat().st_size for p in folder.iterdir()) < 700 * 1024
+    assert not list(folder.glob("*-journal")) and not list(folder.glob("*-wal"))
+    connection = _connect(folder / "profile.pop")
+    try:
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        tables = {row[0] for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert set(KNOWN_COLUMNS) < tables and len(tables - set(KNOWN_COLUMNS)) >= 3
+        for table, known in KNOWN_COLUMNS.items():
+            columns = [row[1] for row in connection.execute("PRAGMA table_info({})".format(table))]
+            assert known <= set(columns)
+            positions = [columns.index(c) for c in known]
+            # unknown columns before and after the known ones
+            assert min(positions) > 0 and max(positions) < len(columns) - 1, table
+    finally:
+        connection.close()
+
+
+def test_edge_expected_files_are_summary_bytes():
+    for name in EDGE_NAMES:
+        text = (FIXTURES / "edge" / name / "expected.json").read_text(encoding="ascii")
+        summary = json.loads(text)
+        assert text == json.dumps(summary, indent=2) + "\n"
+        assert summary["profile"] == "fixtures/edge/{}/profile.pop".format(name)
+        assert list(summary) == ["profile", "kernels", "attention_exchanges",
+                                 "exchange_memory_per_tile", "device_spans", "qkv_executions",
+                                 "allocated_memory"]
+
+
+# --------------------------------------------------------------------------- golden
+
+@pytest.fixture(scope="module")
+def golden():
+    return json.loads((GOLDEN / "expected.json").read_text(encoding="ascii"))
+
+
+def test_golden_expected_is_the_reference():
+    if not REFERENCE.exists():
+        pytest.skip("reference summary not on this machine")
+    assert (GOLDEN / "expected.json").read_bytes() == REFERENCE.read_bytes()
+
+
+def test_golden_attention_exchange_arrays(golden):
+    data = json.loads((GOLDEN_CASE / "pva-double.json").read_text(encoding="ascii"))
+    rows = []
+    for program in data["programs"]:
+        if program["type"] == "DoExchange" and re.search(r"/blocks\.0/attn/", program["name"]):
+            per_tile = program["codeBytesByTile"]
+            assert len(per_tile) == 1472
+            rows.append({"name": program["name"], "maximum": max(per_tile),
+                         "mean": sum(per_tile) / len(per_tile)})
+    assert rows == golden["attention_exchanges"]
+    assert [type(row["mean"]) for row in rows] == [float] * 17
+    # exchanges a looser selector would report, and non-exchanges that match it, exist
+    names = [(p["type"], p["name"]) for p in data["programs"]]
+    assert any(t == "DoExchange" and "/blocks.1/attn/" in n for t, n in names)
+    assert any(t == "DoExchange" and "/blocks.0/mlp/" in n for t, n in names)
+    assert any(t != "DoExchange" and "/blocks.0/attn/" in n for t, n in names)
+
+
+def test_golden_sql_aggregates(golden):
+    connection = _connect(GOLDEN_CASE / "profile.pop")
+    try:
+        memory = connection.execute(
+            "SELECT min(total), avg(total), max(total), count(*) FROM memory_by_tile").fetchone()
+        exchange = connection.execute(
+            "SELECT min(b), avg(b), max(b) FROM (SELECT sum(v.size_bytes) AS b FROM vars_info v "
+            "JOIN var_categories c ON c.id = v.category WHERE c.name = 'internalExchangeCode' "
+            "GROUP BY v.tile)").fetchone()
+        other_categories = connection.execute(
+            "SELECT count(*) FROM vars_info v JOIN var_categories c ON c.id = v.category "
+            "WHERE c.name != 'internalExchangeCode'").fetchone()[0]
+    finally:
+        connection.close()
+    assert memory == (86179, 550544.296875, 596494, 1472)
+    assert list(exchange) == list(golden["exchange_memory_per_tile"].values())
+    assert other_categories > 0
+
+
+def _golden_rows():
+    """Step rows of the golden fixture: (step, kind, name, compute set, start, end, cycles,
+    active tiles), straight from SQL."""
+    connection = _connect(GOLDEN_CASE / "profile.pop")
+    try:
+        return connection.execute(
+            "SELECT s.id, s.type, coalesce(nullif(c.name, ''), p.name, ''), s.compute_set, "
+            "i.cycles_base + i.active_cycles_from_min, i.cycles_base + i.active_cycles_to_max, "
+            "i.cycles, i.active_tiles FROM steps s JOIN steps_by_ipu i ON i.step_id = s.id "
+            "LEFT JOIN programs p ON p.id = s.program "
+            "LEFT JOIN compute_sets c ON c.compute_set = s.compute_set "
+            "ORDER BY s.id, i.rowid").fetchall()
+    finally:
+        connection.close()
+
+
+def test_golden_trace(golden):
+    rows = _golden_rows()
+    kernels = [r for r in rows if re.search(r"/Convolve$", r[2])]
+    anchors = [r[0] for r in kernels if re.search(r"/attn/qkv/", r[2])]
+    assert len(anchors) == golden["qkv_executions"] == 54
+    body = [r for r in rows if anchors[0] <= r[0] < anchors[1]]
+    assert [r[0] for r in body if r in kernels] == [k["step"] for k in golden["kernels"]]
+    by_step = {r[0]: r for r in rows}
+    data = json.loads((GOLDEN_CASE / "pva-double.json").read_text(encoding="ascii"))
+    vertices = {c["id"]: "; ".join(c["vertices"]) for c in data["computeSets"]}
+    for k in golden["kernels"]:
+        step, kind, name, cs, start, end, cycles, tiles = by_step[k["step"]]
+        assert (kind, name, start, end, cycles, tiles, vertices[cs]) == (
+            k["kind"], k["name"], k["start"], k["end"], k["cycles"], k["active_tiles"],
+            k["vertices"])
+    # every stage label appears among the body's non-kernel rows
+    labels = [r"/attn/Softmax/", r"/attn/MatMul_1", r"/attn/MatMul/", r"/attn/qkv/",
+              r"/attn/proj/", r"/attn/", r"/mlp/fc1/", r"/mlp/fc2/", r"/mlp/"]
+    stages = set()
+    for r in body:
+        if r not in kernels:
+            stages.add(next((p for p in labels if re.search(p, r[2])), "other"))
+    assert stages == set(labels) | {"other"}
+    # device spans: input delivered .. output begins, exchange and compute rows only
+    spans = []
+    for i, r in enumerate(rows):
+        if r[1] == "StreamCopyEnd" and re.search(r"^copyFromHost$", r[2]):
+            window = []
+            for later in rows[i + 1:]:
+                if later[1] == "StreamCopyBegin" and re.search(r"copyToHost$", later[2]):
+                    break
+                window.append(later)
+            counted = [w for w in window if w[1] in ("DoExchange", "OnTileExecute")]
+            spans.append(max(w[5] for w in counted) - min(w[4] for w in counted))
+            # rows of other kinds inside the window reach beyond it: they must not count
+            others = [w for w in window if w[1] not in ("DoExchange", "OnTileExecute")]
+            assert min(w[4] for w in others) < min(w[4] for w in counted)
+            assert max(w[5] for w in others) > max(w[5] for w in counted)
+    assert spans == golden["device_spans"]
+
+
+# --------------------------------------------------------------------------- the stand-in
+
+def test_pva_double_serves_the_json():
+    pva = _pva()
+    report = pva.openReport(str(GOLDEN_CASE / "profile.pop"))
+    assert report.poplarVersion.string == "3.3.0 (stand-in)"
+    data = json.loads((GOLDEN_CASE / "pva-double.json").read_text(encoding="ascii"))
+    programs = list(report.compilation.programs)
+    assert [p._id for p in programs] == [p["id"] for p in data["programs"]]
+    assert [p.type.name for p in programs] == [p["type"] for p in data["programs"]]
+    exchanges = [p for p in programs if p.type == pva.Program.Type.DoExchange]
+    assert exchanges and all(p.type.name == "DoExchange" for p in exchanges)
+    pva.reset_access_counts()
+    first = exchanges[0]
+    assert first.codeBytesByTile == data["programs"][[p["id"] for p in data["programs"]]
+                                                     .index(first._id)].get("codeBytesByTile", [])
+    first.codeBytesByTile
+    assert pva.access_counts[("codeBytesByTile", first._id)] == 2
+    compute_set = data["computeSets"][-1]
+    vertices = report.compilation.computeSets[compute_set["id"]].vertices
+    assert [v.type.name for v in vertices] == compute_set["vertices"]
+    assert pva.access_counts[("vertices", compute_set["id"])] == 1
+    pva.reset_access_counts()
+    assert not pva.access_counts
+
+
+def test_pva_double_sparse_compute_sets_and_empty_code_bytes():
+    pva = _pva()
+    report = pva.openReport(FIXTURES / "edge" / "empty-code-bytes" / "profile.pop", "debug.cbor")
+    sets = report.compilation.computeSets
+    assert len(sets) == 6 and [c.name for c in sets][0].endswith("/attn/qkv/Convolve")
+    with pytest.raises(IndexError):
+        sets[4]  # ids 1, 2, 3, 5: 4 is missing
+    with pytest.raises(IndexError):
+        sets[6]
+    empty = [p for p in report.compilation.programs if p._id in (30, 38)]
+    assert [p.codeBytesByTile for p in empty] == [[], []]
+
+
+@pytest.mark.parametrize("problem", ["missing profile", "no json", "bad json"])
+def test_pva_double_raises_when_it_cannot_open(tmp_path, problem):
+    pva = _pva()
+    profile = tmp_path / "profile.pop"
+    if problem != "missing profile":
+        profile.write_bytes(b"")
+    if problem == "bad json":
+        (tmp_path / "pva-double.json").write_text("{not json")
+    with pytest.raises(Exception) as caught:
+        pva.openReport(str(profile))
+    assert type(caught.value) is not ImportError
+    assert str(caught.value).startswith("Could not open report {}: ".format(profile))
