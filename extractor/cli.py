@@ -117,8 +117,11 @@ def run(
             traceback.print_exc()
         say("error", str(exc))
         raise typer.Exit(exc.exit_code)
-    except (typer.Exit, KeyboardInterrupt):
+    except typer.Exit:
         raise
+    except KeyboardInterrupt:
+        say("error", "interrupted")
+        raise typer.Exit(130)
     except Exception as exc:  # a bug or an input we did not foresee: still one line
         if debug:
             traceback.print_exc()

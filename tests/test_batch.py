@@ -1,0 +1,318 @@
+"""`extract PATH... -o OUTDIR`: batches, through the real console script."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import (EDGE, GOLDEN, REPO, copy_case, extract_command, golden_case_folder,
+                      run_extract, sha256, PVA_DOUBLE)
+
+GOOD_CASES = ["multi-ipu", "one-anchor", "no-anchors", "compile-only", "unicode-names"]
+
+
+def make_tree(root: Path) -> dict:
+    """A tree of profiles: nested good ones, a corrupt one, a half-written one.
+    Returns {relative folder: source case} for the good ones."""
+    layout = {
+        "vit/fp8": golden_case_folder(),
+        "vit/fp16/bs1": golden_case_folder(),
+        "edge/multi": EDGE / "multi-ipu",
+        "edge/one": EDGE / "one-anchor",
+        "edge/none": EDGE / "no-anchors",
+        "edge/compile": EDGE / "compile-only",
+        "z/unicode": EDGE / "unicode-names",
+    }
+    for folder, source in layout.items():
+        copy_case(source, root / folder)
+    (root / "bad").mkdir()
+    (root / "bad" / "profile.pop").write_text("not a database")
+    (root / "running").mkdir()
+    (root / "running" / "profile_a1b2c3.pop").write_bytes(b"SQLite format 3\x00 half")
+    copy_case(EDGE / "one-anchor", root / "busy")
+    (root / "busy" / "profile.pop-journal").write_bytes(b"")
+    return layout
+
+
+def summaries(outdir: Path) -> dict:
+    return {str(p.relative_to(outdir).parent): p.read_bytes()
+            for p in sorted(outdir.rglob("summary.json"))}
+
+
+def index_lines(outdir: Path, name="index.jsonl") -> list:
+    return [json.loads(line) for line in (outdir / name).read_text().splitlines()]
+
+
+def test_batch_mirrors_the_tree_and_isolates_failures(tmp_path):
+    root = tmp_path / "runs"
+    layout = make_tree(root)
+    hashes = {p: sha256(p) for p in root.rglob("*.pop")}
+    result = run_extract("runs", "-o", "out", "-j", "2", cwd=tmp_path)
+    assert result.code == 1, result  # one profile failed
+    out = tmp_path / "out"
+    assert sorted(summaries(out)) == sorted(layout)
+    # Each summary is what `extract PROFILE` writes, with the profile path as given.
+    for folder in layout:
+        single = run_extract("runs/{}/profile.pop".format(folder), cwd=tmp_path)
+        assert summaries(out)[folder] == single.stdout, folder
+        assert json.loads(single.stdout)["profile"] == "runs/{}/profile.pop".format(folder)
+    lines = result.stderr.splitlines()
+    assert "extract: error: runs/bad/profile.pop: not an SQLite database" in lines
+    assert any("runs/running/profile_a1b2c3.pop: still being written" in l for l in lines)
+    assert any("runs/busy/profile.pop: profile.pop-journal beside it" in l for l in lines)
+    assert lines[-1] == "7 extracted, 0 up to date, 1 failed"
+    # One plain line per finished profile when not on a terminal.
+    assert sum(1 for l in lines if l.startswith("[")) == 7
+    entries = {e["profile"]: e for e in index_lines(out)}
+    assert sorted(entries) == sorted(["runs/{}/profile.pop".format(f) for f in layout] +
+                                     ["runs/bad/profile.pop"])
+    bad = entries["runs/bad/profile.pop"]
+    assert bad["status"] == "failed" and "not an SQLite database" in bad["reason"]
+    fp8 = entries["runs/vit/fp8/profile.pop"]
+    assert fp8["status"] == "ok"
+    assert fp8["output"] == "out/vit/fp8/summary.json"
+    assert fp8["device_spans"] == [15987664, 15987659] and fp8["qkv_executions"] == 54
+    assert fp8["stage_cycles"] == {"fused QKV projection": 37277, "QK transpose": 8488,
+                                   "PV": 12900, "output projection": 14153, "MLP up": 48248,
+                                   "MLP down": 52187}
+    source = root / "vit" / "fp8" / "profile.pop"
+    assert fp8["size"] == source.stat().st_size
+    assert fp8["mtime_ns"] == source.stat().st_mtime_ns
+    assert len(fp8["rules_sha256"]) == 64 and fp8["tool_version"]
+    assert {p: sha256(p) for p in root.rglob("*.pop")} == hashes
+
+
+def test_rerun_is_incremental_and_force_redoes(tmp_path):
+    root = tmp_path / "runs"
+    make_tree(root)
+    first = run_extract("runs", "-o", "out", cwd=tmp_path)
+    again = run_extract("runs", "-o", "out", cwd=tmp_path)
+    assert again.stderr.splitlines()[-1] == "0 extracted, 7 up to date, 1 failed"
+    statuses = {e["profile"]: e["status"] for e in index_lines(tmp_path / "out")}
+    assert statuses["runs/vit/fp8/profile.pop"] == "up to date"
+    assert len(statuses) == 8  # one line per profile after the run
+    # Touching an input, changing the rules, or deleting a summary redoes just that one.
+    os.utime(str(root / "edge/one/profile.pop"), ns=(1, 1))
+    (tmp_path / "out" / "z/unicode/summary.json").unlink()
+    third = run_extract("runs", "-o", "out", cwd=tmp_path)
+    assert third.stderr.splitlines()[-1] == "2 extracted, 5 up to date, 1 failed"
+    rules = tmp_path / "rules.toml"
+    rules.write_text((REPO / "stage_rules.toml").read_text() + "\n# changed\n")
+    fourth = run_extract("runs", "-o", "out", "--rules", rules, cwd=tmp_path)
+    assert fourth.stderr.splitlines()[-1] == "7 extracted, 0 up to date, 1 failed"
+    forced = run_extract("runs", "-o", "out", "--rules", rules, "--force", cwd=tmp_path)
+    assert forced.stderr.splitlines()[-1] == "7 extracted, 0 up to date, 1 failed"
+    assert first.code == again.code == third.code == fourth.code == forced.code == 1
+
+
+def test_jobs_do_not_change_bytes(tmp_path):
+    root = tmp_path / "runs"
+    make_tree(root)
+    run_extract("runs", "-o", "one", "-j", "1", cwd=tmp_path)
+    run_extract("runs", "-o", "two", "-j", "2", cwd=tmp_path)
+    run_extract("runs", "-o", "four", "-j", "4", cwd=tmp_path)
+    assert summaries(tmp_path / "one") == summaries(tmp_path / "two") == \
+        summaries(tmp_path / "four")
+    assert len(summaries(tmp_path / "one")) == 7
+
+
+def test_quiet_prints_errors_and_the_last_line(tmp_path):
+    make_tree(tmp_path / "runs")
+    result = run_extract("runs", "-o", "out", "--quiet", cwd=tmp_path)
+    assert result.stderr.splitlines() == [
+        "extract: error: runs/bad/profile.pop: not an SQLite database",
+        "7 extracted, 0 up to date, 1 failed"]
+
+
+def test_several_arguments_go_under_their_own_names(tmp_path):
+    copy_case(golden_case_folder(), tmp_path / "a" / "x")
+    copy_case(EDGE / "one-anchor", tmp_path / "b" / "x")
+    copy_case(EDGE / "no-anchors", tmp_path / "single")
+    result = run_extract("a", "b", "single/profile.pop", "-o", "out", cwd=tmp_path)
+    assert result.code == 0, result
+    assert sorted(summaries(tmp_path / "out")) == ["a/x", "b/x", "single"]
+
+
+def test_no_output_escapes_outdir(tmp_path):
+    # A symlink inside OUTDIR pointing elsewhere must not be written through.
+    copy_case(EDGE / "one-anchor", tmp_path / "runs" / "evil")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "out" / "evil").symlink_to(tmp_path / "elsewhere")
+    result = run_extract("runs", "-o", "out", cwd=tmp_path)
+    assert result.code == 1, result
+    assert "outside the output folder" in result.stderr
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_symlink_loop_is_passed_over(tmp_path):
+    copy_case(EDGE / "one-anchor", tmp_path / "runs" / "a")
+    (tmp_path / "runs" / "a" / "loop").symlink_to(tmp_path / "runs")
+    result = run_extract("runs", "-o", "out", cwd=tmp_path)
+    assert result.code == 0, result
+    assert "symbolic link" in result.stderr
+    assert sorted(summaries(tmp_path / "out")) == ["a"]
+
+
+def test_unreadable_folder_is_reported_and_passed_over(tmp_path, monkeypatch):
+    # As root, folder permissions are not enforced, so the OS error is simulated.
+    from extractor.discover import discover
+    copy_case(EDGE / "one-anchor", tmp_path / "runs" / "a")
+    (tmp_path / "runs" / "secret").mkdir()
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if str(path).endswith("secret"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    found = discover([tmp_path / "runs"])
+    assert [item.key for item in found.items] == ["a"]
+    assert any("secret: cannot read this folder (Permission denied)" in n for n in found.notes)
+
+
+def test_batch_usage_errors(tmp_path):
+    make_tree(tmp_path / "runs")
+    assert run_extract("runs", cwd=tmp_path).code == 2
+    (tmp_path / "afile").write_text("x")
+    assert run_extract("runs", "-o", "afile", cwd=tmp_path).code == 2
+    assert run_extract("runs", "-o", "out", "--shard", "3/2", cwd=tmp_path).code == 2
+    assert run_extract("runs", "-o", "out", "--shard", "x", cwd=tmp_path).code == 2
+    assert run_extract("runs", "-o", "out", "--jobs", "0", cwd=tmp_path).code == 2
+    single = golden_case_folder() / "profile.pop"
+    assert run_extract(single, "-o", "s.json", "--jobs", "2", cwd=tmp_path).code == 2
+    assert not (tmp_path / "out").exists()
+
+
+def test_shards_cover_every_profile_once_and_merge(tmp_path):
+    make_tree(tmp_path / "runs")
+    for k in (1, 2, 3):
+        run_extract("runs", "-o", "out", "--shard", "{}/3".format(k), cwd=tmp_path)
+    names = ["index-shard-{}-of-3.jsonl".format(k) for k in (1, 2, 3)]
+    shares = [[e["profile"] for e in index_lines(tmp_path / "out", n)] for n in names]
+    everything = sorted(p for share in shares for p in share)
+    assert len(everything) == len(set(everything)) == 8
+    assert all(2 <= len(share) <= 3 for share in shares)
+    merged = run_extract("merge", "out", cwd=tmp_path)
+    assert merged.code == 0, merged
+    assert sorted(e["profile"] for e in index_lines(tmp_path / "out")) == everything
+    assert len(summaries(tmp_path / "out")) == 7
+
+
+def test_slurm_shard_reads_the_array_variables(tmp_path):
+    make_tree(tmp_path / "runs")
+    seen = []
+    for task in (4, 5, 6):  # an array declared as --array=4-6
+        env = {"SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_COUNT": "3",
+               "SLURM_ARRAY_TASK_MIN": "4"}
+        run_extract("runs", "-o", "out", "--shard", "slurm", cwd=tmp_path, env=env)
+        seen.append(task)
+    for k in (1, 2, 3):
+        assert (tmp_path / "out" / "index-shard-{}-of-3.jsonl".format(k)).exists()
+    outside = run_extract("runs", "-o", "out", "--shard", "slurm", cwd=tmp_path)
+    assert outside.code == 2 and "SLURM_ARRAY_TASK_ID" in outside.stderr
+
+
+def _start_batch(cwd: Path, *args, stderr=subprocess.DEVNULL):
+    env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE))
+    return subprocess.Popen(extract_command() + list(args), cwd=str(cwd), env=env,
+                            stdout=subprocess.DEVNULL, stderr=stderr,
+                            start_new_session=True)
+
+
+def _wait_for_index_lines(outdir: Path, count: int, process, limit=60.0) -> None:
+    """Wait until the running batch has indexed `count` profiles (0: just started)."""
+    deadline = time.monotonic() + limit
+    index = outdir / "index.jsonl"
+    while time.monotonic() < deadline and process.poll() is None:
+        lines = index.read_bytes().count(b"\n") if index.exists() else 0
+        if lines >= count:
+            return
+        time.sleep(0.01)
+    pytest.fail("the batch ended or stalled before indexing {} profiles".format(count))
+
+
+def _last_line_counts(stderr: str):
+    import re
+    match = re.fullmatch(r"(\d+) extracted, (\d+) up to date, (\d+) failed",
+                         stderr.splitlines()[-1])
+    assert match, stderr
+    return tuple(int(n) for n in match.groups())
+
+
+def _assert_consistent(outdir: Path, expected: dict) -> int:
+    """No torn index line, no partial summary; returns how many profiles are indexed ok."""
+    index = outdir / "index.jsonl"
+    ok = 0
+    if index.exists():
+        for line in index.read_bytes().splitlines():
+            entry = json.loads(line)  # raises on a torn line
+            if entry["status"] in ("ok", "up to date"):
+                ok += 1
+                folder = str(Path(entry["output"]).relative_to("out").parent)
+                assert (outdir / folder / "summary.json").read_bytes() == expected[folder]
+    for folder, data in summaries(outdir).items():
+        assert data == expected[folder], folder
+    return ok
+
+
+def test_sigkill_at_any_moment_then_rerun_finishes_exactly_the_rest(tmp_path):
+    root = tmp_path / "runs"
+    for n in range(24):
+        copy_case(golden_case_folder() if n % 2 else EDGE / "multi-ipu",
+                  root / "p{:02d}".format(n))
+    run_extract("runs", "-o", "reference", "-j", "2", cwd=tmp_path)
+    expected = summaries(tmp_path / "reference")
+    assert len(expected) == 24
+    out = tmp_path / "out"
+    # Kill the whole process group (parent and workers) at several points: before any
+    # profile is indexed, and after 1, 5 and 9 more.
+    for indexed in (0, 1, 5, 9):
+        before = _assert_consistent(out, expected) if out.exists() else 0
+        process = _start_batch(tmp_path, "runs", "-o", "out", "-j", "2")
+        _wait_for_index_lines(out, before + indexed if indexed else 0, process)
+        if indexed == 0:
+            time.sleep(0.3)  # mid start-up: workers spawning, first profiles in flight
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        _assert_consistent(out, expected)
+    finished = {e["profile"] for e in (json.loads(l) for l in
+                                       (out / "index.jsonl").read_text().splitlines())
+                if e["status"] in ("ok", "up to date")}
+    assert 0 < len(finished) < 24
+    rerun = run_extract("runs", "-o", "out", "-j", "2", cwd=tmp_path)
+    assert rerun.code == 0, rerun
+    extracted, up_to_date, failed = _last_line_counts(rerun.stderr)
+    # Exactly the profiles without an index line are extracted again.
+    assert (extracted, up_to_date, failed) == (24 - len(finished), len(finished), 0)
+    assert summaries(out) == expected
+    assert [p.name for p in out.rglob(".*partial")] == []
+    assert len(index_lines(out)) == 24
+
+
+def test_sigint_exits_130_with_a_consistent_index(tmp_path):
+    root = tmp_path / "runs"
+    for n in range(40):
+        copy_case(golden_case_folder(), root / "p{:02d}".format(n))
+    process = _start_batch(tmp_path, "runs", "-o", "out", "-j", "1", stderr=subprocess.PIPE)
+    _wait_for_index_lines(tmp_path / "out", 2, process)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    stderr = stderr.decode()
+    assert process.returncode == 130, stderr
+    assert "extract: error: interrupted" in stderr
+    extracted, up_to_date, failed = _last_line_counts(
+        "\n".join(l for l in stderr.splitlines() if not l.startswith("extract: error")))
+    lines = index_lines(tmp_path / "out")
+    assert len(lines) == len({e["profile"] for e in lines}) == extracted
+    assert 2 <= extracted < 40 and failed == 0
+    assert [p.name for p in (tmp_path / "out").rglob(".*partial")] == []
+    written = list((tmp_path / "out").rglob("summary.json"))
+    assert len(written) >= extracted
+    for path in written:
+        assert json.loads(path.read_bytes())["qkv_executions"] == 54

@@ -1,0 +1,288 @@
+"""`extract PROFILE -o FILE`: the core command, through the real console script."""
+
+import json
+import shutil
+import sqlite3
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import (EDGE, GOLDEN, GOLDEN_PROFILE_ARG, PVA_DOUBLE, REPO, copy_case,
+                      run_extract, sha256)
+
+EXPECTED = (GOLDEN / "expected.json").read_bytes()
+EDGE_CASES = sorted(p.name for p in EDGE.iterdir() if (p / "profile.pop").exists())
+
+
+def test_reference_copy_is_the_shared_reference():
+    shared = REPO.parent.parent / "shared" / "reference" / "summary-vit-f8weight.json"
+    if not shared.exists():  # CI lays shared/ beside the clone; elsewhere, trust the copy
+        shared = REPO.parent / "shared" / "reference" / "summary-vit-f8weight.json"
+    if shared.exists():
+        assert shared.read_bytes() == EXPECTED
+
+
+def test_golden_profile_gives_the_reference_bytes(golden_profile, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    before = sha256(golden_profile)
+    result = run_extract(GOLDEN_PROFILE_ARG, "-o", "summary.json", cwd=work)
+    assert result.code == 0, result
+    assert (work / "summary.json").read_bytes() == EXPECTED
+    assert result.stderr == ""
+    assert sha256(golden_profile) == before
+    leftovers = sorted(p.name for p in golden_profile.parent.iterdir())
+    assert leftovers == ["profile.pop", "pva-double.json"]  # no -journal, -wal, -shm
+
+
+def test_standard_output_and_python_m_give_the_same_bytes(golden_profile, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    assert run_extract(GOLDEN_PROFILE_ARG, "-o", "-", cwd=work).stdout == EXPECTED
+    assert run_extract(GOLDEN_PROFILE_ARG, cwd=work).stdout == EXPECTED
+    import os
+    import subprocess
+    env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE))
+    done = subprocess.run([sys.executable, "-m", "extractor", GOLDEN_PROFILE_ARG], cwd=str(work),
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == EXPECTED
+
+
+def test_explicit_run_command_is_the_default_one(golden_profile, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    assert run_extract("run", GOLDEN_PROFILE_ARG, cwd=work).stdout == EXPECTED
+
+
+def test_missing_output_folders_are_created(golden_profile, tmp_path):
+    out = tmp_path / "a" / "b" / "c" / "summary.json"
+    result = run_extract(golden_profile, "-o", out)
+    assert result.code == 0, result
+    assert json.loads(out.read_bytes())["qkv_executions"] == 54
+
+
+def test_read_only_profile_in_read_only_folder(golden_profile, tmp_path):
+    folder = golden_profile.parent
+    golden_profile.chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        result = run_extract(golden_profile, "-o", tmp_path / "s.json")
+        assert result.code == 0, result
+        assert sorted(p.name for p in folder.iterdir()) == ["profile.pop", "pva-double.json"]
+    finally:
+        folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("case", EDGE_CASES)
+def test_edge_case_gives_its_hand_checked_summary(case):
+    profile = "fixtures/edge/{}/profile.pop".format(case)
+    before = sha256(REPO / profile)
+    result = run_extract(profile, "-o", "-", cwd=REPO)
+    assert result.code == 0, result
+    assert result.stdout == (EDGE / case / "expected.json").read_bytes()
+    assert "Traceback" not in result.stderr
+    assert sha256(REPO / profile) == before
+
+
+EDGE_WARNINGS = {
+    "no-anchors": r"anchor selector '/attn/qkv/'",
+    "no-output-begins": r"no output-begins step .* no device span",
+    "empty-inference": r"no exchange or compute rows: no device span",
+    "compile-only": r"no steps: a compile-only profile",
+}
+
+
+@pytest.mark.parametrize("case, pattern", sorted(EDGE_WARNINGS.items()))
+def test_edge_case_warns_on_stderr(case, pattern):
+    import re
+    if case not in EDGE_CASES:
+        pytest.fail("fixture fixtures/edge/{} is missing".format(case))
+    result = run_extract("fixtures/edge/{}/profile.pop".format(case), "-o", "-", cwd=REPO)
+    assert result.code == 0, result
+    warnings = [l for l in result.stderr.splitlines() if l.startswith("extract: warning: ")]
+    assert any(re.search(pattern, line) for line in warnings), result.stderr
+
+
+def test_quiet_hides_warnings():
+    result = run_extract("fixtures/edge/no-anchors/profile.pop", "-q", cwd=REPO)
+    assert result.code == 0 and result.stderr == "", result
+
+
+# ---- bad input: one line, exit 1, nothing written, input unchanged -------------------
+
+def _drop_table(profile: Path, table: str) -> None:
+    with sqlite3.connect(str(profile)) as db:
+        db.execute("DROP TABLE {}".format(table))
+
+
+def _drop_column(profile: Path, table: str, column: str) -> None:
+    with sqlite3.connect(str(profile)) as db:
+        db.execute("ALTER TABLE {} DROP COLUMN {}".format(table, column))
+
+
+def _truncate(profile: Path) -> None:
+    data = profile.read_bytes()
+    profile.write_bytes(data[: len(data) // 2])
+
+
+def _not_sqlite(profile: Path) -> None:
+    profile.write_text("this is not a database\n" * 100)
+
+
+def _empty(profile: Path) -> None:
+    profile.write_bytes(b"")
+
+
+def _no_pva_data(profile: Path) -> None:
+    (profile.parent / "pva-double.json").unlink()
+
+
+BAD_PROFILES = [
+    ("not sqlite", _not_sqlite, r"not an SQLite database"),
+    ("truncated", _truncate, r"damaged or truncated|not an SQLite database|malformed"),
+    ("missing table", lambda p: _drop_table(p, "memory_by_tile"), r"no table 'memory_by_tile'"),
+    ("missing column", lambda p: _drop_column(p, "steps_by_ipu", "active_cycles_to_max"),
+     r"table 'steps_by_ipu' has no column 'active_cycles_to_max'"),
+    ("missing var_categories", lambda p: _drop_table(p, "var_categories"),
+     r"no table 'var_categories'"),
+    ("pva refuses it", _no_pva_data, r"PopVision could not open the report"),
+]
+
+
+@pytest.mark.parametrize("case, damage, message", BAD_PROFILES, ids=[c[0] for c in BAD_PROFILES])
+def test_bad_profile_is_one_line_exit_1_and_nothing_written(tmp_path, golden_profile, case,
+                                                            damage, message):
+    import re
+    damage(golden_profile)
+    before = sha256(golden_profile)
+    out = tmp_path / "out" / "summary.json"
+    out.parent.mkdir()
+    out.write_bytes(b"previous summary\n")
+    result = run_extract(golden_profile, "-o", out)
+    assert result.code == 1, result
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result
+    assert lines[0].startswith("extract: error: {}: ".format(golden_profile)), lines[0]
+    assert re.search(message, lines[0]), lines[0]
+    assert out.read_bytes() == b"previous summary\n"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["summary.json"]
+    assert sha256(golden_profile) == before
+
+
+def test_missing_file_and_directory(tmp_path):
+    result = run_extract(tmp_path / "nope.pop", "-o", tmp_path / "s.json")
+    assert (result.code, result.stderr) == (
+        1, "extract: error: {}: no such file\n".format(tmp_path / "nope.pop"))
+    link = tmp_path / "dangling.pop"
+    link.symlink_to(tmp_path / "gone.pop")
+    result = run_extract(link, "-o", tmp_path / "s.json")
+    assert (result.code, result.stderr) == (
+        1, "extract: error: {}: broken symbolic link\n".format(link))
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_without_pva_the_error_says_how_to_enable_it(golden_profile, tmp_path):
+    out = tmp_path / "summary.json"
+    result = run_extract(golden_profile, "-o", out, pva=False)
+    assert result.code == 1, result
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1
+    assert "PopVision's Python API was not found" in lines[0]
+    assert "enable.sh" in lines[0] and "--no-pva" in lines[0]
+    assert not out.exists()
+
+
+def test_output_onto_the_profile_is_refused(golden_profile):
+    before = sha256(golden_profile)
+    result = run_extract(golden_profile, "-o", golden_profile)
+    assert result.code == 2, result
+    assert "would overwrite the profile" in result.stderr
+    assert sha256(golden_profile) == before
+
+
+def test_unknown_option_is_a_usage_error(golden_profile):
+    result = run_extract(golden_profile, "--frobnicate")
+    assert result.code == 2, result
+
+
+def test_unwritable_output_is_one_line(golden_profile, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        result = run_extract(golden_profile, "-o", locked / "summary.json")
+    finally:
+        locked.chmod(0o755)
+    if result.code == 0:  # root ignores folder permissions
+        pytest.skip("running as root: permissions are not enforced")
+    assert result.code == 1 and len(result.stderr.splitlines()) == 1, result
+
+
+def test_version():
+    from extractor import __version__
+    result = run_extract("--version")
+    assert (result.code, result.stdout.decode()) == (0, "extract {}\n".format(__version__))
+
+
+# ---- the library, without the CLI -----------------------------------------------------
+
+def test_pva_facts_are_fetched_once_each(golden_profile):
+    sys.path.insert(0, str(PVA_DOUBLE))
+    try:
+        import pva
+        from extractor import summarize
+        pva.reset_access_counts()
+        summarize(golden_profile, pva=pva)
+        repeated = {key: n for key, n in pva.access_counts.items() if n > 1}
+        assert pva.access_counts, "the stand-in counted nothing: the test cannot see"
+        assert repeated == {}
+    finally:
+        sys.path.remove(str(PVA_DOUBLE))
+
+
+def test_package_imports_without_pva():
+    import subprocess
+    done = subprocess.run([sys.executable, "-c",
+                           "import sys; sys.modules['pva'] = None; import extractor, "
+                           "extractor.cli; print(extractor.summarize.__name__)"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == b"summarize"
+
+
+def test_wheel_carries_the_default_rules(tmp_path):
+    import subprocess
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                           str(tmp_path / "dist"), str(REPO)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    wheel = next((tmp_path / "dist").glob("extractor-*.whl"))
+    with zipfile.ZipFile(str(wheel)) as archive:
+        names = archive.namelist()
+        assert archive.read("extractor/stage_rules.toml") == (REPO / "stage_rules.toml").read_bytes()
+        archive.extractall(str(tmp_path / "site"))
+    assert not any(n.startswith(("tests/", "fixtures/")) for n in names)
+    # Run the unpacked wheel from an unrelated folder: the rules must come from inside it.
+    import os
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path / "site"), str(PVA_DOUBLE)]))
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    case = copy_case(GOLDEN / "poprt" / "profile_logs_f8weight" / "inference", tmp_path / "poprt" / "profile_logs_f8weight" / "inference")
+    done = subprocess.run([sys.executable, "-m", "extractor", GOLDEN_PROFILE_ARG],
+                          cwd=str(work), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == EXPECTED
+    assert case.exists()
+
+
+def test_code_runs_on_python_3_8():
+    import subprocess
+    vermin = str(Path(sys.executable).with_name("vermin"))
+    done = subprocess.run([vermin, "-t=3.8-", "--no-tips",
+                           "--violations", "--eval-annotations", str(REPO / "extractor"),
+                           str(REPO / "tests"), str(REPO / "fixtures")],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert done.returncode == 0, done.stdout.decode()
