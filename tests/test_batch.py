@@ -109,6 +109,20 @@ def test_rerun_is_incremental_and_force_redoes(tmp_path):
     assert first.code == again.code == third.code == fourth.code == forced.code == 1
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_crashing_worker_fails_only_its_profile(tmp_path, jobs):
+    for name in ("a", "b", "c", "d"):
+        copy_case(EDGE / "one-anchor", tmp_path / "runs" / name)
+    double = tmp_path / "runs" / "b" / "pva-double.json"
+    double.write_text(json.dumps(dict(json.loads(double.read_text()), _test_crash="SIGSEGV")))
+    result = run_extract("runs", "-o", "out", "-j", jobs, cwd=tmp_path)
+    assert result.code == 1, result
+    assert ("extract: error: runs/b/profile.pop: the worker process extracting it died "
+            "(killed by SIGSEGV)") in result.stderr.splitlines()
+    assert result.stderr.splitlines()[-1] == "3 extracted, 0 up to date, 1 failed"
+    assert sorted(summaries(tmp_path / "out")) == ["a", "c", "d"]
+
+
 def test_jobs_do_not_change_bytes(tmp_path):
     root = tmp_path / "runs"
     make_tree(root)

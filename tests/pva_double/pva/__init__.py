@@ -9,6 +9,9 @@ beside the profile (format: /work/shared/docs/fixtures.md, mirrored in fixtures/
     program.type == pva.Program.Type.DoExchange
     report.compilation.computeSets[i].vertices[j].type.name   # i = the JSON's "id"
 
+A `"_test_crash": "SIGSEGV"` (any signal name) in pva-double.json makes openReport kill
+its own process with that signal, as a crash in pva's C++ core would.
+
 Like the real module it reads lazily in spirit: `codeBytesByTile` and `vertices` are
 properties, and every access is counted in `access_counts` (keys
 `("codeBytesByTile", program_id)` and `("vertices", compute_set_id)`), so tests can prove
@@ -20,6 +23,7 @@ import collections
 import enum
 import json
 import os
+import signal
 
 __version__ = "3.3.0+stand-in"
 
@@ -151,6 +155,9 @@ def _load(path):
         raise FileNotFoundError("no pva-double.json beside it ({})".format(double))
     with open(double, "r", encoding="utf-8") as handle:
         data = json.load(handle)
+    crash = data.get("_test_crash")
+    if crash:  # a test of crash isolation: die as a segfault in pva's C++ core would
+        os.kill(os.getpid(), getattr(signal, crash))
     programs = []
     for entry in data["programs"]:
         type_name = entry["type"]
