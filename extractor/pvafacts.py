@@ -36,43 +36,30 @@ class PvaFacts:
             self._exchange_type = pva.Program.Type.DoExchange
         except Exception as exc:  # pva's C++ core raises its own exception types
             raise ProfileError(path, "PopVision could not open the report: {}".format(exc))
-        self._program_list = None  # pva's programs, in its order, listed once
-        self._programs = None  # {program id: program}, built on first use
-        self._code_bytes = {}  # program id: (max, mean) for exchange programs
+        self._programs = None  # [(id, is an exchange, program)], in pva's order
+        self._by_id = None  # program id -> (is an exchange, program)
+        self._code_bytes = {}  # program id: (max, mean) of its codeBytesByTile
         self._vertices = {}  # compute set id: "; "-joined vertex type names
 
     def _fail(self, what, exc):
         return ProfileError(self.path, "PopVision could not read {}: {}".format(what, exc))
 
-    def program_list(self) -> list:
-        """pva's programs in report order, listed once."""
-        if self._program_list is None:
-            try:
-                self._program_list = list(self._compilation.programs)
-            except Exception as exc:
-                raise self._fail("the programs", exc)
-        return self._program_list
-
-    def programs(self) -> dict:
-        """Program id -> program; built once."""
+    def programs(self) -> list:
+        """pva's programs in report order as (id, is an exchange, program); listed once,
+        reading each program's id and type once."""
         if self._programs is None:
             try:
-                self._programs = {program._id: program for program in self.program_list()}
+                self._programs = [(program._id, program.type == self._exchange_type, program)
+                                  for program in self._compilation.programs]
             except Exception as exc:
-                raise self._fail("the program ids", exc)
+                raise self._fail("the programs", exc)
+            self._by_id = {entry[0]: entry[1:] for entry in self._programs}
         return self._programs
 
-    def _is_exchange(self, program) -> bool:
-        try:
-            return program.type == self._exchange_type
-        except Exception as exc:
-            raise self._fail("the type of program {}".format(program._id), exc)
-
-    def code_bytes(self, program_id):
-        """(max, mean) of the program's codeBytesByTile; (0, 0.0) when it is empty."""
+    def code_bytes(self, program_id, program):
+        """(max, mean) of the program's codeBytesByTile, (0, 0.0) when empty; read once."""
         cached = self._code_bytes.get(program_id)
         if cached is None:
-            program = self.programs()[program_id]
             try:
                 per_tile = list(program.codeBytesByTile)
             except Exception as exc:
@@ -85,13 +72,13 @@ class PvaFacts:
         """max(codeBytesByTile) when the step's program is an exchange, else 0."""
         if program_id is None:
             return 0
-        program = self.programs().get(program_id)
-        if program is None:
+        self.programs()
+        known = self._by_id.get(program_id)
+        if known is None:
             raise ProfileError(self.path, "program {} of the trace is not in PopVision's "
                                "report".format(program_id))
-        if not self._is_exchange(program):
-            return 0
-        return self.code_bytes(program_id)[0]
+        is_exchange, program = known
+        return self.code_bytes(program_id, program)[0] if is_exchange else 0
 
     def vertices(self, compute_set) -> str:
         """The compute set's vertex type names in pva order, joined by "; "."""
@@ -113,15 +100,15 @@ class PvaFacts:
     def attention_exchanges(self, selector) -> list:
         """Each exchange program whose name the selector finds, in pva's order."""
         found = []
-        for program in self.program_list():
-            if not self._is_exchange(program):
+        for program_id, is_exchange, program in self.programs():
+            if not is_exchange:
                 continue
             try:
-                program_id, name = program._id, program.name
+                name = program.name
             except Exception as exc:
-                raise self._fail("a program's name", exc)
+                raise self._fail("the name of program {}".format(program_id), exc)
             if selector.search(name):
-                maximum, mean = self.code_bytes(program_id)
+                maximum, mean = self.code_bytes(program_id, program)
                 found.append({"name": name, "maximum": maximum, "mean": mean})
         return found
 
