@@ -29,7 +29,11 @@ def atomic_file(path):
     path = Path(path)
     tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise OutputError(path, "cannot write: a part of {} is a file, not a folder"
+                              .format(path.parent))
         fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".{}.".format(path.name),
                                    suffix=".partial")
         with os.fdopen(fd, "wb") as handle:
