@@ -5,6 +5,7 @@ The batch adds bookkeeping around `summarize`; a summary's bytes are the same as
 extracts one profile at a time; one that dies fails its profile only and is replaced.
 """
 
+import contextlib
 import datetime
 import hashlib
 import importlib.util
@@ -12,6 +13,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections import deque
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -119,7 +121,6 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
         extraction = summarize(item.profile, rules, use_pva=options.use_pva,
                                profile_label=item.label)
         data = summary_bytes(extraction.summary)
-        _remove_abandoned_partials(output)
         write_atomic(output, data)
     except ExtractorError as exc:
         entry.update(status=FAILED, reason=str(exc))
@@ -137,15 +138,6 @@ def _inside(path: Path, folder: Path) -> bool:
     real_folder = os.path.realpath(str(folder))
     real_parent = os.path.realpath(str(path.parent))
     return os.path.commonpath([real_folder, real_parent]) == real_folder
-
-
-def _remove_abandoned_partials(output: Path) -> None:
-    # A worker killed mid-write leaves its temporary file; nobody else writes this one.
-    for stale in output.parent.glob(".{}.*.partial".format(output.name)):
-        try:
-            stale.unlink()
-        except OSError:
-            pass
 
 
 def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
@@ -241,12 +233,14 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
     reporter.start(len(items))
 
     def finish(entry: dict) -> None:
-        index.append(entry)
-        counts[entry["status"]] += 1
+        with interrupts.deferred():  # the index line and the counts agree, Ctrl-C or not
+            index.append(entry)
+            counts[entry["status"]] += 1
         reporter.finished(entry)
 
     interrupted = False
     pool = None
+    interrupts = _DeferredInterrupts()
     try:
         for item in items:
             earlier = previous.get(item.label)
@@ -269,11 +263,45 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        interrupts.restore()
         if pool is not None:
             pool.close()
         index.compact()
         reporter.close()
     return BatchResult(counts[OK], counts[UP_TO_DATE], counts[FAILED], interrupted)
+
+
+class _DeferredInterrupts:
+    """Ctrl-C raises KeyboardInterrupt at once, except inside `deferred()`, where it is
+    held until the block ends (so a finished profile is recorded whole, or not at all)."""
+
+    def __init__(self):
+        self._deferring = self._pending = False
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum, frame):
+        if self._deferring:
+            self._pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self):
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+            if self._pending:
+                self._pending = False
+                raise KeyboardInterrupt
+
+    def restore(self) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
 
 
 class _Pool:

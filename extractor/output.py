@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -34,7 +35,8 @@ def atomic_file(path):
         except (FileExistsError, NotADirectoryError):
             raise OutputError(path, "cannot write: a part of {} is a file, not a folder"
                               .format(path.parent))
-        fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".{}.".format(path.name),
+        _remove_abandoned(path)
+        fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=_partial_prefix(path),
                                    suffix=".partial")
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), _file_mode())
@@ -52,6 +54,38 @@ def atomic_file(path):
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def _partial_prefix(path: Path, pid=None) -> str:
+    # Who writes it is in the name, so that a later writer can tell an abandoned one.
+    return ".{}.{}.{}.".format(path.name, socket.gethostname(), pid or os.getpid())
+
+
+def _remove_abandoned(path: Path) -> None:
+    """Remove temporary files left beside `path` by killed writers of this host (a
+    SIGKILL leaves no chance to clean up); a live writer's, or another host's, stay."""
+    host = socket.gethostname()
+    for partial in path.parent.glob(".{}.{}.*.partial".format(path.name, host)):
+        pid = partial.name[len(".{}.{}.".format(path.name, host)):].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            try:
+                partial.unlink()
+            except OSError:
+                pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, but not ours to signal
+        return True
+    try:  # a killed process nobody has reaped yet is a zombie: dead for our purpose
+        with open("/proc/{}/stat".format(pid), "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
 
 
 def write_atomic(path, data: bytes) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (EDGE, GOLDEN, GOLDEN_PROFILE_ARG, PVA_DOUBLE, REPO, copy_case,
+                      extract_command,
                       run_extract, sha256)
 
 EXPECTED = (GOLDEN / "expected.json").read_bytes()
@@ -284,3 +285,39 @@ def test_code_runs_on_python_3_8():
                            str(REPO / "tests"), str(REPO / "fixtures")],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert done.returncode == 0, done.stdout.decode()
+
+
+def test_killed_writes_never_leave_a_partial_summary(golden_profile, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import time
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "summary.json"
+    out.write_bytes(b"previous\n")
+    env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE))
+    for delay in (0.05, 0.15, 0.25, 0.35, 0.45, 0.6, 0.8):
+        process = subprocess.Popen(extract_command() + [GOLDEN_PROFILE_ARG, "-o", str(out)],
+                                   cwd=str(work), env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        data = out.read_bytes()
+        assert data in (b"previous\n", EXPECTED)
+    # Whatever the kills left behind, the next write cleans up after them; a temporary
+    # file of a live writer (this test's own process) or of another host stays.
+    import socket
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    host = socket.gethostname()
+    abandoned = work / ".summary.json.{}.{}.abc.partial".format(host, dead.pid)
+    live = work / ".summary.json.{}.{}.def.partial".format(host, os.getpid())
+    remote = work / ".summary.json.otherhost.{}.ghi.partial".format(dead.pid)
+    for planted in (abandoned, live, remote):
+        planted.write_bytes(b"{")
+    assert run_extract(GOLDEN_PROFILE_ARG, "-o", out, cwd=work).code == 0
+    assert out.read_bytes() == EXPECTED
+    assert sorted(p.name for p in work.iterdir()) == sorted(["summary.json", live.name,
+                                                             remote.name])
