@@ -330,3 +330,34 @@ def test_sigint_exits_130_with_a_consistent_index(tmp_path):
     assert len(written) >= extracted
     for path in written:
         assert json.loads(path.read_bytes())["qkv_executions"] == 54
+
+
+def test_progress_bar_on_a_terminal(tmp_path):
+    import pty
+    import re
+    make_tree(tmp_path / "runs")
+    master, slave = pty.openpty()
+    env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE), TERM="xterm-256color", COLUMNS="160")
+    env.pop("CI", None)  # rich treats CI as a reason to render plainly
+    process = subprocess.Popen(extract_command() + ["runs", "-o", "out", "-j", "1"],
+                               cwd=str(tmp_path), env=env, stdin=slave, stdout=slave,
+                               stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the terminal closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    process.wait(timeout=60)
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
+    assert process.returncode == 1, screen
+    assert re.search(r"extract .*\d+/8 .*eta", screen), screen  # bar, done of total, times
+    assert re.search(r"runs/\S+/profile\.pop", screen), screen  # the current file
+    assert "extract: error: runs/bad/profile.pop: not an SQLite database" in screen
+    assert "[1/8]" not in screen  # no plain per-profile lines on a terminal
+    assert screen.rstrip().splitlines()[-1].strip() == "7 extracted, 0 up to date, 1 failed"
