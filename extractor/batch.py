@@ -108,13 +108,20 @@ def headline(summary: dict) -> dict:
             "qkv_executions": summary["qkv_executions"], "stage_cycles": stage_cycles}
 
 
+def _base_entry(item: BatchItem, outdir: Path, rules, options: RunOptions) -> dict:
+    """What every index entry says: which input, which output, made how."""
+    entry = {"profile": item.label, "output": str(item.output(outdir)),
+             "rules_sha256": rules.sha256, "tool_version": __version__,
+             "pva": options.use_pva}
+    entry.update(_input_facts(item.profile))
+    return entry
+
+
 def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunOptions()
                 ) -> dict:
     """Extract one profile of a batch and write its summary; return its index entry."""
     output = item.output(outdir)
-    entry = {"profile": item.label, "output": str(output), "rules_sha256": rules.sha256,
-             "tool_version": __version__, "pva": options.use_pva}
-    entry.update(_input_facts(item.profile))
+    entry = _base_entry(item, outdir, rules, options)
     try:
         if not _inside(output, outdir):
             raise ExtractorError(output, "would fall outside the output folder")
@@ -356,12 +363,9 @@ class _Pool:
 
 
 def _failed(item: BatchItem, outdir: Path, rules, options: RunOptions, reason: str) -> dict:
-    entry = {"profile": item.label, "output": str(item.output(outdir)),
-             "rules_sha256": rules.sha256, "tool_version": __version__,
-             "pva": options.use_pva,
-             "status": FAILED, "reason": "{}: {}".format(item.profile, reason),
-             "finished_at": _now()}
-    entry.update(_input_facts(item.profile))
+    entry = _base_entry(item, outdir, rules, options)
+    entry.update(status=FAILED, reason="{}: {}".format(item.profile, reason),
+                 finished_at=_now())
     return entry
 
 
