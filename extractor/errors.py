@@ -38,3 +38,11 @@ class PvaMissingError(ExtractorError):
 
 class OutputError(ExtractorError):
     """A summary could not be written."""
+
+
+class SummaryFileError(ExtractorError):
+    """A file given to `compare` is not a summary.json (or cannot be read)."""
+
+
+class CompareError(ExtractorError):
+    """Recordings that cannot be compared (nothing in common)."""

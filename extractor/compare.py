@@ -1,0 +1,480 @@
+"""Comparing recordings: several summary.json files side by side, against the first.
+
+A *recording* is one summary.json, named by its folder (or by --label). `load_recordings`
+reads and checks them; `compare` builds one `Comparison` (the rows of the table, plus the
+attention exchanges matched across recordings by `mask_ids`); `to_markdown`, `to_csv` and
+`to_json` render it. Numbers are never rounded in CSV and JSON; markdown rounds for
+reading (means to 0.1, milliseconds to 0.001, percentages to 0.1).
+"""
+
+import csv
+import io
+import json
+import os
+import re
+from pathlib import Path, PurePath
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from .errors import CompareError, SummaryFileError
+from .summary import SUMMARY_KEYS
+
+SUMMARY_NAME = "summary.json"
+
+# ---- masking compiler ids ----------------------------------------------------------
+
+# `cs23_`, `copy617_`: a compute set's or copy's number, prefixed to a program name. Only
+# at the start of a name or of a name nested after `{`, `,`, `/` (never inside a word,
+# so `Conv_1` or `blocks.0` stay as they are).
+_PREFIX_ID = re.compile(r"(?<![A-Za-z0-9_.])(cs|copy)[0-9]+_")
+# `/1570/`: a path part that is only digits (an op's number in the graph). Parts end at
+# `/` and, in the `{a,b}_to_c` names of copies, at `,` `{` `}`.
+_NUMERIC_PART = re.compile(r"(?<=/)[0-9]+(?=[/,{}]|$)")
+
+
+def mask_ids(name: str) -> str:
+    """The exchange name with the compiler's numeric ids replaced by `#`.
+
+    `cs23_` -> `cs#_`, `copy617_` -> `copy#_`, and a path part that is only digits
+    (`/1570/`) -> `/#/`. These ids change between compilations of the same model;
+    everything else in the name (`blocks.0`, `MatMul_1`, `Conv_1`) is kept.
+
+    >>> mask_ids("cs23_/a/qkv/MatMul/1570/Conv_1/Convolve/ExchangePre")
+    'cs#_/a/qkv/MatMul/#/Conv_1/Convolve/ExchangePre'
+    """
+    return _NUMERIC_PART.sub("#", _PREFIX_ID.sub(r"\1#_", name))
+
+
+# ---- reading recordings ------------------------------------------------------------
+
+
+class Recording(NamedTuple):
+    label: str
+    path: Path
+    summary: dict
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return _is_int(value) or isinstance(value, float)
+
+
+def _check_summary(data, path: Path) -> dict:
+    def fail(problem):
+        raise SummaryFileError(path, "not a summary: {}".format(problem))
+
+    if not isinstance(data, dict):
+        fail("a JSON {} where a summary is an object".format(type(data).__name__))
+    missing = [key for key in SUMMARY_KEYS if key not in data]
+    if missing:
+        fail("no {} key{}".format(", ".join(repr(k) for k in missing),
+                                  "s" if len(missing) > 1 else ""))
+    kernels = data["kernels"]
+    if not isinstance(kernels, list) or not all(
+            isinstance(k, dict) and isinstance(k.get("stage"), str) and _is_int(k.get("cycles"))
+            for k in kernels):
+        fail("'kernels' is not a list of kernels with a stage and cycles")
+    exchanges = data["attention_exchanges"]
+    if exchanges is not None and (not isinstance(exchanges, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("name"), str)
+            and _is_number(e.get("maximum")) and _is_number(e.get("mean"))
+            for e in exchanges)):
+        fail("'attention_exchanges' is neither null nor a list of {name, maximum, mean}")
+    spans = data["device_spans"]
+    if not isinstance(spans, list) or not all(_is_int(s) for s in spans):
+        fail("'device_spans' is not a list of whole numbers")
+    if not _is_int(data["qkv_executions"]):
+        fail("'qkv_executions' is not a whole number")
+    for key, fields in (("exchange_memory_per_tile", _EXCHANGE_MEMORY),
+                        ("allocated_memory", _ALLOCATED_MEMORY)):
+        value = data[key]
+        if not isinstance(value, dict) or not all(
+                field in value and (value[field] is None or _is_number(value[field]))
+                for field, _ in fields):
+            fail("{!r} is not an object with {}".format(key, ", ".join(f for f, _ in fields)))
+    return data
+
+
+def read_summary(path) -> dict:
+    """A summary.json's contents, checked; SummaryFileError if it is not a summary."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise SummaryFileError(path, "is a folder with no summary.json below it")
+    except OSError as exc:
+        raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc))
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SummaryFileError(path, "not a summary: not UTF-8 text")
+    except ValueError as exc:
+        raise SummaryFileError(path, "not a summary: not JSON ({})".format(exc))
+    return _check_summary(data, path)
+
+
+class _Found(NamedTuple):
+    path: Path
+    folder_parts: Tuple[str, ...]  # the absolute folder of the file, as parts
+    default_parts: int  # how many trailing parts name it by default
+
+
+def _parts(folder: Path) -> Tuple[str, ...]:
+    # An absolute folder's names, without the root ("/" or a drive).
+    return tuple(p for p in folder.parts if p != folder.anchor)
+
+
+def _find(argument: Path) -> List[_Found]:
+    """The summary files an argument stands for: itself, or those below a folder."""
+    if not argument.is_dir():
+        if not argument.exists():
+            raise SummaryFileError(argument, "no such file or folder")
+        folder = Path(os.path.abspath(str(argument))).parent
+        return [_Found(argument, _parts(folder), 1)]
+    found = []
+    top = Path(os.path.abspath(str(argument)))
+    for folder, subfolders, files in os.walk(str(argument)):
+        subfolders.sort()
+        if SUMMARY_NAME in files:
+            relative = PurePath(os.path.relpath(folder, str(argument))).parts
+            relative = tuple(p for p in relative if p != ".")
+            parts = _parts(top) + relative
+            found.append(_Found(Path(folder, SUMMARY_NAME), parts, max(1, len(relative))))
+    if not found:
+        raise SummaryFileError(argument, "no {} in this folder or below it".format(SUMMARY_NAME))
+    return found
+
+
+def _default_labels(found: Sequence[_Found]) -> List[str]:
+    """Each recording's folder name (relative to a folder argument); where two would
+    be the same, enough of their parent folders to tell them apart."""
+    width = [f.default_parts for f in found]
+
+    def label(index):
+        parts = found[index].folder_parts
+        tail = parts[-width[index]:] if width[index] <= len(parts) else parts
+        return "/".join(tail) or "/"
+
+    while True:
+        labels = [label(i) for i in range(len(found))]
+        groups = {}
+        for index, text in enumerate(labels):
+            groups.setdefault(text, []).append(index)
+        grew = False
+        for members in groups.values():
+            if len(members) > 1:
+                for index in members:
+                    # Longer only where that can tell it from another member.
+                    differs = any(found[other].folder_parts != found[index].folder_parts
+                                  for other in members)
+                    if differs and width[index] < len(found[index].folder_parts):
+                        width[index] += 1
+                        grew = True
+        if not grew:
+            break
+    # The same folder twice (or one file given twice): number the repeats.
+    seen = {}
+    for index, text in enumerate(labels):
+        seen[text] = seen.get(text, 0) + 1
+        if seen[text] > 1:
+            labels[index] = "{} ({})".format(text, seen[text])
+    return labels
+
+
+def load_recordings(arguments: Sequence, labels: Sequence[str] = ()) -> List[Recording]:
+    """The recordings the arguments name, in order (a folder's sorted by path).
+
+    `labels` rename the first recordings, in order. ValueError when there are more
+    labels than recordings or two recordings end up with the same label.
+    """
+    found = []
+    for argument in arguments:
+        found.extend(_find(Path(argument)))
+    if len(labels) > len(found):
+        raise ValueError("{} --label given for {} recording{}".format(
+            len(labels), len(found), "s" if len(found) != 1 else ""))
+    names = list(labels) + _default_labels(found)[len(labels):]
+    for index, name in enumerate(names):
+        if names.index(name) != index:
+            raise ValueError("two recordings are labelled {!r}: give each its own --label"
+                             .format(name))
+    return [Recording(name, item.path, read_summary(item.path))
+            for name, item in zip(names, found)]
+
+
+# ---- the comparison ----------------------------------------------------------------
+
+_EXCHANGE_MEMORY = (("min(b)", "min"), ("avg(b)", "mean"), ("max(b)", "max"))
+_ALLOCATED_MEMORY = (("min(total)", "min"), ("avg(total)", "mean"), ("max(total)", "max"))
+
+STAGES, SPANS, QKV, EXCHANGE_MEMORY, ALLOCATED, EXCHANGES = (
+    "kernel stages", "device spans", "QKV executions", "exchange code per tile",
+    "allocated memory per tile", "attention exchanges")
+
+
+class Row(NamedTuple):
+    """One line of the table: a value per recording (None where it has none)."""
+
+    section: str
+    metric: str
+    unit: str
+    values: Tuple
+    # Percent change against the first recording, per recording (None for the first and
+    # where either value is missing or the first is 0); None for rows without one.
+    change: Optional[Tuple]
+
+
+class ExchangeCell(NamedTuple):
+    name: str  # as the recording names it
+    maximum: float
+    mean: float
+
+
+class Exchange(NamedTuple):
+    """One attention exchange, matched across recordings by its masked name."""
+
+    key: str  # the masked name
+    occurrence: int  # 1 for the first exchange with this masked name in a recording, ...
+    cells: Tuple  # ExchangeCell, or None where absent (or unknown: recording without pva)
+    matched: bool  # found in every recording that has pva facts
+
+
+class Comparison(NamedTuple):
+    recordings: List[Recording]
+    clock_mhz: Optional[float]
+    rows: List[Row]
+    exchanges: List[Exchange]
+
+    @property
+    def stage_rows(self) -> List[Row]:
+        return [row for row in self.rows if row.section == STAGES and row.unit == "cycles"
+                and row.metric != TOTAL]
+
+    def has_pva(self, index: int) -> bool:
+        return self.recordings[index].summary["attention_exchanges"] is not None
+
+
+TOTAL = "all stages"
+
+
+def percent_change(value, first) -> Optional[float]:
+    """100 * (value - first) / first, or None when it cannot be said."""
+    if value is None or first is None or first == 0:
+        return None
+    return (value - first) * 100.0 / first
+
+
+def _with_change(section, metric, unit, values) -> Row:
+    values = tuple(values)
+    change = (None,) + tuple(percent_change(v, values[0]) for v in values[1:])
+    return Row(section, metric, unit, values, change)
+
+
+def _stage_cycles(summary: dict) -> Dict[str, int]:
+    cycles = {}
+    for kernel in summary["kernels"]:
+        cycles[kernel["stage"]] = cycles.get(kernel["stage"], 0) + kernel["cycles"]
+    return cycles
+
+
+def _ordered_union(sequences) -> list:
+    seen, ordered = set(), []
+    for sequence in sequences:
+        for item in sequence:
+            if item not in seen:
+                seen.add(item)
+                ordered.append(item)
+    return ordered
+
+
+def _exchange_keys(summary: dict) -> Dict[Tuple[str, int], ExchangeCell]:
+    keyed, counts = {}, {}
+    for exchange in summary["attention_exchanges"] or ():
+        key = mask_ids(exchange["name"])
+        counts[key] = counts.get(key, 0) + 1
+        keyed[(key, counts[key])] = ExchangeCell(exchange["name"], exchange["maximum"],
+                                                 exchange["mean"])
+    return keyed
+
+
+def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> Comparison:
+    """The comparison table of two or more recordings, against the first.
+
+    CompareError when a recording has nothing in common with the first: no first-body
+    kernel stage and no attention exchange (masked name) in both.
+    """
+    if len(recordings) < 2:
+        raise CompareError("compare", "needs two or more recordings, got {}".format(
+            len(recordings)))
+    summaries = [r.summary for r in recordings]
+    rows = []
+
+    stage_cycles = [_stage_cycles(s) for s in summaries]
+    for stage in _ordered_union(stage_cycles):
+        rows.append(_with_change(STAGES, stage, "cycles", (c.get(stage) for c in stage_cycles)))
+    rows.append(_with_change(STAGES, TOTAL, "cycles",
+                             (sum(c.values()) if c else None for c in stage_cycles)))
+
+    for number in range(max(len(s["device_spans"]) for s in summaries)):
+        spans = [s["device_spans"][number] if number < len(s["device_spans"]) else None
+                 for s in summaries]
+        metric = "device span {}".format(number + 1)
+        rows.append(_with_change(SPANS, metric, "cycles", spans))
+        if clock_mhz is not None:
+            rows.append(Row(SPANS, metric, "ms at {:g} MHz".format(clock_mhz), tuple(
+                None if c is None else c / (clock_mhz * 1000.0) for c in spans), None))
+
+    rows.append(Row(QKV, QKV, "count", tuple(s["qkv_executions"] for s in summaries), None))
+    for section, key, fields in ((EXCHANGE_MEMORY, "exchange_memory_per_tile", _EXCHANGE_MEMORY),
+                                 (ALLOCATED, "allocated_memory", _ALLOCATED_MEMORY)):
+        for field, name in fields:
+            rows.append(Row(section, "{}, {}".format(section, name), "bytes",
+                            tuple(s[key][field] for s in summaries), None))
+
+    keyed = [_exchange_keys(s) for s in summaries]
+    known = [s["attention_exchanges"] is not None for s in summaries]
+    exchanges = []
+    for key, occurrence in _ordered_union(keyed):
+        cells = tuple(k.get((key, occurrence)) for k in keyed)
+        matched = all(cell is not None for cell, has in zip(cells, known) if has)
+        exchanges.append(Exchange(key, occurrence, cells, matched))
+
+    first = recordings[0]
+    for index in range(1, len(recordings)):
+        shares_stage = any(stage_cycles[index].get(stage) is not None for stage in stage_cycles[0])
+        shares_exchange = any(key in keyed[0] for key in keyed[index])
+        if not (shares_stage or shares_exchange):
+            other = recordings[index]
+            raise CompareError(other.path, "nothing in common with {} ({}): no first-body "
+                               "kernel stage and no attention exchange in both".format(
+                                   first.path, first.label))
+    return Comparison(list(recordings), clock_mhz, rows, exchanges)
+
+
+# ---- rendering ---------------------------------------------------------------------
+
+ABSENT = "\u2014"  # an em dash: this recording has no such value
+
+
+def _markdown_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    fence = "``" if "`" in text else "`"
+    return "{0}{1}{0}".format(fence, text.replace("|", "\\|"))
+
+
+def _number(value, unit: str) -> str:
+    if value is None:
+        return ABSENT
+    if isinstance(value, float):
+        return "{:.3f}".format(value) if unit.startswith("ms") else "{:.1f}".format(value)
+    return str(value)
+
+
+def _percent(change: Optional[float]) -> str:
+    return "" if change is None else " ({:+.1f}%)".format(change)
+
+
+def _exchange_metric(exchange: Exchange) -> str:
+    name = _code(exchange.key)
+    if exchange.occurrence > 1:
+        name += " ({})".format(exchange.occurrence)
+    return ("attention exchange: " if exchange.matched else "unmatched attention exchange: "
+            ) + name
+
+
+def to_markdown(comparison: Comparison) -> str:
+    """One GitHub-flavoured markdown table, recordings as columns, ending with a newline."""
+    labels = [_markdown_cell(r.label) for r in comparison.recordings]
+    lines = ["| | unit | " + " | ".join(labels) + " |",
+             "|---|---|" + "---:|" * len(labels)]
+    for row in comparison.rows:
+        metric = "stage: " + row.metric if row.section == STAGES and row.metric != TOTAL \
+            else ("stages, total" if row.metric == TOTAL else row.metric)
+        cells = []
+        for index, value in enumerate(row.values):
+            text = _number(value, row.unit)
+            if row.change is not None and value is not None:
+                text += _percent(row.change[index])
+            cells.append(text)
+        lines.append("| {} | {} | {} |".format(_markdown_cell(metric),
+                                               _markdown_cell(row.unit), " | ".join(cells)))
+    for exchange in comparison.exchanges:
+        cells = []
+        for index, cell in enumerate(exchange.cells):
+            if not comparison.has_pva(index):
+                cells.append("no pva facts")
+            elif cell is None:
+                cells.append(ABSENT)
+            else:
+                cells.append("{} / {:.1f}".format(cell.maximum, cell.mean))
+        lines.append("| {} | code bytes per tile, max / mean | {} |".format(
+            _exchange_metric(exchange), " | ".join(cells)))
+    return "\n".join(lines) + "\n"
+
+
+def _csv_value(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def to_csv(comparison: Comparison) -> str:
+    """The table as RFC 4180 CSV (CRLF line ends): section, metric, unit, then each
+    recording's value followed, after the first, by its change in percent; then note."""
+    labels = [r.label for r in comparison.recordings]
+    header = ["section", "metric", "unit", labels[0]]
+    for label in labels[1:]:
+        header += [label, "{} change %".format(label)]
+    header.append("note")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(header)
+
+    def write(section, metric, unit, values, change, note=""):
+        line = [section, metric, unit, _csv_value(values[0])]
+        for index in range(1, len(values)):
+            line += [_csv_value(values[index]),
+                     _csv_value(change[index] if change is not None else None)]
+        writer.writerow(line + [note])
+
+    for row in comparison.rows:
+        write(row.section, row.metric, row.unit, row.values, row.change)
+    for exchange in comparison.exchanges:
+        metric = exchange.key if exchange.occurrence == 1 else "{} ({})".format(
+            exchange.key, exchange.occurrence)
+        note = "" if exchange.matched else "unmatched"
+        for field in ("maximum", "mean"):
+            write(EXCHANGES, metric, "code bytes per tile, {}".format(
+                "max" if field == "maximum" else field),
+                [getattr(c, field) if c is not None else None for c in exchange.cells],
+                None, note)
+    return out.getvalue()
+
+
+def to_json_data(comparison: Comparison) -> dict:
+    return {
+        "recordings": [{"label": r.label, "path": str(r.path),
+                        "pva": comparison.has_pva(i)}
+                       for i, r in enumerate(comparison.recordings)],
+        "clock_mhz": comparison.clock_mhz,
+        "rows": [{"section": row.section, "metric": row.metric, "unit": row.unit,
+                  "values": list(row.values),
+                  "change_percent": list(row.change) if row.change is not None else None}
+                 for row in comparison.rows],
+        "attention_exchanges": [
+            {"name": e.key, "occurrence": e.occurrence, "matched": e.matched,
+             "values": [c._asdict() if c is not None else None for c in e.cells]}
+            for e in comparison.exchanges],
+    }
+
+
+def to_json(comparison: Comparison) -> str:
+    """The comparison as JSON (two-space indent, ending with a newline)."""
+    return json.dumps(to_json_data(comparison), indent=2) + "\n"
