@@ -6,6 +6,7 @@ named (`extract --help` lists them).
 
 import sys
 import traceback
+from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
@@ -198,6 +199,73 @@ def merge(
         say("error", str(exc))
         raise typer.Exit(exc.exit_code)
     typer.echo("{}: {} profiles".format(outdir / "index.jsonl", count), err=True)
+
+
+class CompareFormat(str, Enum):
+    markdown = "markdown"
+    csv = "csv"
+    json = "json"
+
+
+@app.command("compare")
+def compare_command(
+    paths: List[Path] = typer.Argument(
+        ..., metavar="SUMMARY|DIR...",
+        help="Two or more summary.json files, or batch output folders (each summary.json "
+             "below a folder is one recording, named by its folder)."),
+    labels: List[str] = typer.Option(
+        [], "--label", "-l", metavar="NAME",
+        help="Name the recordings (columns) in order, instead of by their folders; "
+             "repeat it, one per recording (the first ones if fewer)."),
+    clock_mhz: Optional[float] = typer.Option(
+        None, "--clock-mhz", metavar="F",
+        help="The IPU clock in MHz, to show device spans in milliseconds too (without "
+             "it: cycles only)."),
+    output_format: CompareFormat = typer.Option(
+        CompareFormat.markdown, "--format", "-f", case_sensitive=False,
+        help="The table's format on standard output."),
+    chart: Optional[Path] = typer.Option(
+        None, "--chart", metavar="FILE.svg",
+        help="Also draw the kernel stages as grouped bars, one colour per recording, "
+             "to an SVG file."),
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
+):
+    """Compare recordings: one table, recordings as columns, changes against the first."""
+    from .chart import CHART_SUFFIXES, write_chart
+    from .compare import compare, load_recordings, to_csv, to_json, to_markdown
+
+    if clock_mhz is not None and not 0 < clock_mhz < float("inf"):
+        _usage("--clock-mhz {}: the clock must be a positive number of MHz".format(clock_mhz))
+    if chart is not None and chart.suffix.lower() not in CHART_SUFFIXES:
+        _usage("--chart {}: only SVG charts are drawn (name the file .svg)".format(chart))
+    try:
+        try:
+            recordings = load_recordings(paths, labels)
+        except ValueError as exc:
+            _usage(str(exc))
+        if len(recordings) < 2:
+            _usage("compare needs two or more recordings; {} gives {}".format(
+                " ".join(str(p) for p in paths), len(recordings)))
+        comparison = compare(recordings, clock_mhz)
+        render = {CompareFormat.markdown: to_markdown, CompareFormat.csv: to_csv,
+                  CompareFormat.json: to_json}[output_format]
+        text = render(comparison)
+        if chart is not None:
+            write_chart(chart, comparison)
+        write_output(STDOUT, text.encode("utf-8"))
+    except ExtractorError as exc:
+        if debug:
+            traceback.print_exc()
+        say("error", str(exc))
+        raise typer.Exit(exc.exit_code)
+    except (typer.Exit, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # a bug or an input we did not foresee: still one line
+        if debug:
+            traceback.print_exc()
+        say("error", "unexpected failure: {}: {} (run with --debug for the traceback)"
+            .format(type(exc).__name__, one_line(exc)))
+        raise typer.Exit(1)
 
 
 def _same_file(output: Path, profile: Path) -> bool:
