@@ -26,6 +26,7 @@ from .index import IndexWriter, index_name, known_entries
 from .output import write_atomic
 from .pvafacts import ENABLE_HINT
 from .render import summary_bytes
+from .steptables import csv_paths, step_tables
 from .summary import summarize
 
 OK, UP_TO_DATE, FAILED = "ok", "up to date", "failed"
@@ -35,6 +36,7 @@ class RunOptions(NamedTuple):
     """What changes how each profile of a batch is extracted (passed to the workers)."""
 
     use_pva: bool = True
+    csv: bool = False  # also write steps.csv and first-body.csv beside each summary
 
 
 class Shard(NamedTuple):
@@ -112,7 +114,7 @@ def _base_entry(item: BatchItem, outdir: Path, rules, options: RunOptions) -> di
     """What every index entry says: which input, which output, made how."""
     entry = {"profile": item.label, "output": str(item.output(outdir)),
              "rules_sha256": rules.sha256, "tool_version": __version__,
-             "pva": options.use_pva}
+             "pva": options.use_pva, "csv": options.csv}
     entry.update(_input_facts(item.profile))
     return entry
 
@@ -125,10 +127,18 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
     try:
         if not _inside(output, outdir):
             raise ExtractorError(output, "would fall outside the output folder")
-        extraction = summarize(item.profile, rules, use_pva=options.use_pva,
-                               profile_label=item.label)
-        data = summary_bytes(extraction.summary)
-        write_atomic(output, data)
+        if options.csv:
+            # The step tables come from the same pass, and appear after the summary.
+            with step_tables(output.parent) as tables:
+                extraction = summarize(item.profile, rules, use_pva=options.use_pva,
+                                       profile_label=item.label, step_sink=tables)
+                data = summary_bytes(extraction.summary)
+                write_atomic(output, data)
+        else:
+            extraction = summarize(item.profile, rules, use_pva=options.use_pva,
+                                   profile_label=item.label)
+            data = summary_bytes(extraction.summary)
+            write_atomic(output, data)
     except ExtractorError as exc:
         entry.update(status=FAILED, reason=str(exc))
     except Exception as exc:  # an input nobody foresaw: fail this profile, not the batch
@@ -137,6 +147,8 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
     else:
         entry.update(status=OK, summary_sha256=hashlib.sha256(data).hexdigest(),
                      warnings=extraction.warnings, **headline(extraction.summary))
+        if options.csv:
+            entry["csv_bytes"] = _csv_sizes(output)
     entry["finished_at"] = _now()
     return entry
 
@@ -147,13 +159,26 @@ def _inside(path: Path, folder: Path) -> bool:
     return os.path.commonpath([real_folder, real_parent]) == real_folder
 
 
+def _csv_sizes(output: Path) -> Optional[dict]:
+    """The sizes of the step tables beside a summary, or None if one is missing."""
+    try:
+        return {path.name: path.stat().st_size for path in csv_paths(output.parent)}
+    except OSError:
+        return None
+
+
 def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
                   previous: Optional[dict]) -> bool:
     """Its last entry succeeded with this input, these rules, options and tool version,
-    and the summary it wrote is still there, unchanged."""
+    and the summary it wrote is still there, unchanged (and, for a --csv run, the step
+    tables written with it, at the sizes they had)."""
     if previous is None or previous.get("status") not in (OK, UP_TO_DATE):
         return False
     if previous.get("pva") != options.use_pva:
+        return False
+    # Extracted without the step tables, or they have gone or changed since: not for --csv.
+    if options.csv and (not previous.get("csv") or previous.get("csv_bytes") is None
+                        or previous.get("csv_bytes") != _csv_sizes(item.output(outdir))):
         return False
     facts = _input_facts(item.profile)
     if facts["size"] is None or any(previous.get(k) != v for k, v in facts.items()):

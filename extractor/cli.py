@@ -4,6 +4,7 @@
 named (`extract --help` lists them).
 """
 
+import os
 import sys
 import traceback
 from enum import Enum
@@ -98,6 +99,10 @@ def run(
         help="Extract without PopVision's Python API: the three pva facts "
              "(attention_exchanges, each kernel's max_exchange_code_bytes and vertices) "
              "are null."),
+    csv: bool = typer.Option(
+        False, "--csv",
+        help="Also write steps.csv (every step row) and first-body.csv (the first body's "
+             "rows) beside each summary.json: same pass, written atomically, RFC 4180."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and a "
                                                             "batch's last line)."),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
@@ -109,10 +114,11 @@ def run(
             if jobs is not None or force or shard is not None:
                 _usage("--jobs, --force and --shard are for a batch (a folder or several "
                        "profiles)")
-            _extract_single(paths[0], output or STDOUT, rules, quiet, use_pva=not no_pva)
+            _extract_single(paths[0], output or STDOUT, rules, quiet, use_pva=not no_pva,
+                            csv=csv)
         else:
             _extract_batch(paths, output, rules, jobs, force, shard, quiet,
-                           RunOptions(use_pva=not no_pva))
+                           RunOptions(use_pva=not no_pva, csv=csv))
     except ExtractorError as exc:
         if debug:
             traceback.print_exc()
@@ -136,14 +142,35 @@ def _usage(message: str):
     raise typer.Exit(2)
 
 
-def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: bool) -> None:
+def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: bool,
+                    csv: bool = False) -> None:
     if output != STDOUT and _same_file(Path(output), profile):
         _usage("{}: the output would overwrite the profile".format(output))
-    extraction = summarize(profile, rules, use_pva=use_pva)
+    if not csv:
+        extraction = summarize(profile, rules, use_pva=use_pva)
+        _warn(profile, extraction, quiet)
+        write_output(output, summary_bytes(extraction.summary))
+        return
+    from .steptables import csv_paths, step_tables
+
+    if output == STDOUT:
+        _usage("--csv writes steps.csv and first-body.csv beside the summary: give the "
+               "summary a file with -o FILE, not standard output")
+    tables = csv_paths(Path(output).parent)
+    for table in tables:
+        if _same_file(table, profile) or os.path.abspath(str(table)) == os.path.abspath(output):
+            _usage("{}: --csv would write {} over it".format(table, table.name))
+    # The tables come from the summary's own pass; they appear after the summary.
+    with step_tables(Path(output).parent) as sink:
+        extraction = summarize(profile, rules, use_pva=use_pva, step_sink=sink)
+        _warn(profile, extraction, quiet)
+        write_output(output, summary_bytes(extraction.summary))
+
+
+def _warn(profile: Path, extraction, quiet: bool) -> None:
     if not quiet:
         for warning in extraction.warnings:
             say("warning", "{}: {}".format(profile, warning))
-    write_output(output, summary_bytes(extraction.summary))
 
 
 def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, options) -> None:

@@ -2,7 +2,9 @@
 
 The pass feeds two accumulators: `FirstBody` (the anchors and the kernel rows between the
 first two of them) and `DeviceSpans` (each inference's device time). Only the first
-body's kernel rows ever ask pva for their facts.
+body's kernel rows ever ask pva for their facts, unless a `step_sink` (the step tables
+of `--csv`) is given: it sees every row of the same pass, with the facts and whether the
+row is in the first body.
 """
 
 from pathlib import Path
@@ -39,6 +41,11 @@ class FirstBody:
             self._last_anchor = row.step
         if self.anchors == 1 and classes.kernel:
             self.kernels.append(row)
+
+    @property
+    def in_body(self) -> bool:
+        """Whether the row just added is in the first body (A[0] <= step < A[1])."""
+        return self.anchors == 1
 
 
 class DeviceSpans:
@@ -107,12 +114,13 @@ class DeviceSpans:
 
 
 def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bool = True,
-              profile_label: Optional[str] = None) -> Extraction:
+              profile_label: Optional[str] = None, step_sink=None) -> Extraction:
     """The summary of one profile.pop, as summary-spec.md defines it.
 
     `rules` defaults to the installed stage_rules.toml; `pva` to the importable module;
     `use_pva=False` leaves the three pva facts null; `profile_label` defaults to
-    `str(path)` (the "profile" value).
+    `str(path)` (the "profile" value). `step_sink(row, facts, in_first_body)`, when
+    given, is called for every step row in order, during the same pass.
     """
     rules = rules if rules is not None else load_rules()
     path = Path(path)
@@ -128,6 +136,8 @@ def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bo
             any_rows = True
             body.add(row)
             spans.add(row)
+            if step_sink is not None:
+                step_sink(row, facts, body.in_body)
         if not any_rows:
             warnings.append("no steps: a compile-only profile (no execution trace), so no "
                             "kernels, device spans or QKV executions")

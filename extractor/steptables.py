@@ -1,0 +1,95 @@
+"""Step tables: `steps.csv` (every step row) and `first-body.csv` (the first body's rows).
+
+Both are written while `summarize` makes its one pass over the step rows (`StepTables`
+is its `step_sink`), so no row is kept: memory does not grow with the trace. Each file
+appears only when complete (`output.atomic_file`), and only when the summary beside it
+was written too.
+
+Format: RFC 4180. UTF-8 without a byte-order mark; a header line with the spec's fields
+(`STEP_FIELDS`) in order; records end with CRLF (`\\r\\n`), as RFC 4180 says; a field is
+quoted when it holds a comma, a double quote or a line break, and double quotes inside
+are doubled (the csv module's `QUOTE_MINIMAL`). A pva fact extracted with --no-pva is an
+empty field.
+"""
+
+import contextlib
+import csv
+import io
+from pathlib import Path
+
+from .output import atomic_file
+from .steps import STEP_FIELDS
+
+STEPS_CSV = "steps.csv"
+FIRST_BODY_CSV = "first-body.csv"
+CSV_NAMES = (STEPS_CSV, FIRST_BODY_CSV)
+LINE_END = "\r\n"
+
+
+def csv_paths(folder) -> tuple:
+    """Where the step tables of a summary written in `folder` go."""
+    folder = Path(folder)
+    return tuple(folder / name for name in CSV_NAMES)
+
+
+class StepTables:
+    """A step sink writing each row to steps.csv, and first-body rows to first-body.csv.
+
+    The pva facts of a row depend only on its program and compute set, so they are
+    asked once per pair, not once per row.
+    """
+
+    def __init__(self, steps_handle, first_body_handle):
+        self._texts = [io.TextIOWrapper(handle, encoding="utf-8", newline="")
+                       for handle in (steps_handle, first_body_handle)]
+        self._steps, self._first_body = (csv.writer(text, lineterminator=LINE_END)
+                                         for text in self._texts)
+        self._facts_of = {}
+        self.rows = self.first_body_rows = 0
+        for writer in (self._steps, self._first_body):
+            writer.writerow(STEP_FIELDS)
+
+    def __call__(self, row, facts, in_first_body: bool) -> None:
+        key = (row.program, row.compute_set)
+        pva = self._facts_of.get(key)
+        if pva is None:
+            pva = self._facts_of[key] = (facts.max_exchange_code_bytes(row.program),
+                                         facts.vertices(row.compute_set))
+        fields = (row.step, row.kind, row.classes.stage, row.name, row.cycles,
+                  row.active_tiles, row.start, row.end, pva[0], pva[1])
+        self._steps.writerow(fields)
+        self.rows += 1
+        if in_first_body:
+            self._first_body.writerow(fields)
+            self.first_body_rows += 1
+
+    def detach(self) -> None:
+        """Flush the text layers and leave the binary handles to their owner."""
+        for text in self._texts:
+            text.flush()
+            text.detach()
+        self._texts = []
+
+    def abandon(self) -> None:
+        """Let go of the handles after a failure, without letting a flush error hide it."""
+        for text in self._texts:
+            try:
+                text.detach()
+            except Exception:
+                pass
+        self._texts = []
+
+
+@contextlib.contextmanager
+def step_tables(folder):
+    """StepTables writing into `folder`; both files appear when the block completes
+    without error, and neither does otherwise (earlier ones are left as they were)."""
+    steps_path, first_body_path = csv_paths(folder)
+    with atomic_file(steps_path) as steps, atomic_file(first_body_path) as first_body:
+        tables = StepTables(steps, first_body)
+        try:
+            yield tables
+        except BaseException:
+            tables.abandon()
+            raise
+        tables.detach()
