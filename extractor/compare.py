@@ -20,6 +20,10 @@ from .summary import SUMMARY_KEYS
 
 SUMMARY_NAME = "summary.json"
 
+# The min/avg/max objects of a summary: (key, what the table calls it).
+_EXCHANGE_MEMORY = (("min(b)", "min"), ("avg(b)", "mean"), ("max(b)", "max"))
+_ALLOCATED_MEMORY = (("min(total)", "min"), ("avg(total)", "mean"), ("max(total)", "max"))
+
 # ---- masking compiler ids ----------------------------------------------------------
 
 # `cs23_`, `copy617_`: a compute set's or copy's number, prefixed to a program name. Only
@@ -206,12 +210,11 @@ def load_recordings(arguments: Sequence, labels: Sequence[str] = ()) -> List[Rec
 
 # ---- the comparison ----------------------------------------------------------------
 
-_EXCHANGE_MEMORY = (("min(b)", "min"), ("avg(b)", "mean"), ("max(b)", "max"))
-_ALLOCATED_MEMORY = (("min(total)", "min"), ("avg(total)", "mean"), ("max(total)", "max"))
-
 STAGES, SPANS, QKV, EXCHANGE_MEMORY, ALLOCATED, EXCHANGES = (
     "kernel stages", "device spans", "QKV executions", "exchange code per tile",
     "allocated memory per tile", "attention exchanges")
+# The row summing every stage has a section of its own, so no stage label can clash.
+STAGE_TOTAL, TOTAL = "kernel stages, total", "all stages"
 
 
 class Row(NamedTuple):
@@ -249,14 +252,11 @@ class Comparison(NamedTuple):
 
     @property
     def stage_rows(self) -> List[Row]:
-        return [row for row in self.rows if row.section == STAGES and row.unit == "cycles"
-                and row.metric != TOTAL]
+        return [row for row in self.rows if row.section == STAGES]
 
     def has_pva(self, index: int) -> bool:
         return self.recordings[index].summary["attention_exchanges"] is not None
 
-
-TOTAL = "all stages"
 
 
 def percent_change(value, first) -> Optional[float]:
@@ -314,7 +314,7 @@ def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> C
     stage_cycles = [_stage_cycles(s) for s in summaries]
     for stage in _ordered_union(stage_cycles):
         rows.append(_with_change(STAGES, stage, "cycles", (c.get(stage) for c in stage_cycles)))
-    rows.append(_with_change(STAGES, TOTAL, "cycles",
+    rows.append(_with_change(STAGE_TOTAL, TOTAL, "cycles",
                              (sum(c.values()) if c else None for c in stage_cycles)))
 
     for number in range(max(len(s["device_spans"]) for s in summaries)):
@@ -393,8 +393,8 @@ def to_markdown(comparison: Comparison) -> str:
     lines = ["| | unit | " + " | ".join(labels) + " |",
              "|---|---|" + "---:|" * len(labels)]
     for row in comparison.rows:
-        metric = "stage: " + row.metric if row.section == STAGES and row.metric != TOTAL \
-            else ("stages, total" if row.metric == TOTAL else row.metric)
+        metric = {STAGES: "stage: " + row.metric, STAGE_TOTAL: "stages, total"}.get(
+            row.section, row.metric)
         cells = []
         for index, value in enumerate(row.values):
             text = _number(value, row.unit)
