@@ -200,6 +200,71 @@ def merge(
     typer.echo("{}: {} profiles".format(outdir / "index.jsonl", count), err=True)
 
 
+def _report_errors(action):
+    """Run `action()`; an error becomes one line on stderr and the exit code it asks for."""
+    try:
+        return action()
+    except ExtractorError as exc:
+        say("error", str(exc))
+        raise typer.Exit(exc.exit_code)
+    except (typer.Exit, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # a bug or an input we did not foresee: still one line
+        say("error", "unexpected failure: {}: {}".format(type(exc).__name__, one_line(exc)))
+        raise typer.Exit(1)
+
+
+def _print_json(data) -> None:
+    import json
+
+    write_output(STDOUT, (json.dumps(data, indent=2) + "\n").encode("ascii"))
+
+
+@app.command("inspect")
+def inspect_command(
+    profile: Path = typer.Argument(..., metavar="PROFILE", help="A profile.pop file."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for machines."),
+    exact: bool = typer.Option(
+        False, "--exact",
+        help="Count every table's rows exactly (may read the whole file); by default "
+             "large tables get a cheap estimate, marked as such."),
+    no_pva: bool = typer.Option(False, "--no-pva",
+                                help="Do not import PopVision's Python API (pva)."),
+):
+    """Show a profile's tables, row counts and columns, what the extractor needs of them,
+    and what pva says (Poplar and profile format versions). For profiles we have not
+    seen: send us its output (--json)."""
+    from .inspection import inspect_profile, inspect_text
+
+    answer = _report_errors(lambda: inspect_profile(profile, exact=exact, use_pva=not no_pva))
+    if as_json:
+        _print_json(answer)
+    else:
+        typer.echo(inspect_text(answer), nl=False)
+
+
+@app.command("stages")
+def stages_command(
+    profile: Path = typer.Argument(..., metavar="PROFILE", help="A profile.pop file."),
+    rules_file: Optional[Path] = typer.Option(
+        None, "--rules", metavar="FILE",
+        help="A stage rules TOML file to check (default: the installed stage_rules.toml)."),
+    top: int = typer.Option(10, "--top", min=0, metavar="N",
+                            help="How many of the most common unmatched names to list."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for machines."),
+):
+    """Check stage rules on a profile: per stage the step rows, distinct names and cycles
+    it took, the most common names no rule matched, and each selector's finds. Reads only
+    SQL (no pva needed)."""
+    from .stagecheck import check_stages, stages_text
+
+    answer = _report_errors(lambda: check_stages(profile, load_rules(rules_file), top=top))
+    if as_json:
+        _print_json(answer)
+    else:
+        typer.echo(stages_text(answer), nl=False)
+
+
 def _same_file(output: Path, profile: Path) -> bool:
     try:
         return output.exists() and output.samefile(profile)
