@@ -66,9 +66,14 @@ def _sql_facts(db, path: Path, exact: bool) -> dict:
     stat1 = _stat1_counts(db)
     tables = []
     for name, sql in masters:
-        columns = [row[1] for row in db.execute(
-            "PRAGMA table_info({})".format(quote_identifier(name)))]
-        rows, method = _row_count(db, name, sql or "", columns, stat1, exact)
+        try:
+            columns = [row[1] for row in db.execute(
+                "PRAGMA table_info({})".format(quote_identifier(name)))]
+        except sqlite3.OperationalError:
+            if not _VIRTUAL.search(sql or ""):
+                raise
+            columns = None  # a virtual table whose module this SQLite lacks
+        rows, method = _row_count(db, name, sql or "", columns or [], stat1, exact)
         tables.append({"name": name, "rows": rows, "rows_estimated": method in ESTIMATES,
                        "rows_method": method, "columns": columns})
     return {
@@ -137,7 +142,7 @@ def _row_count(db, name, sql, columns, stat1, exact):
 
 def required_status(tables: list) -> dict:
     """For each table the extractor reads: present, and which of its columns are missing."""
-    columns_of = {table["name"]: set(table["columns"]) for table in tables}
+    columns_of = {table["name"]: set(table["columns"] or ()) for table in tables}
     status, problems = [], []
     for name, needed in REQUIRED_COLUMNS.items():
         present = name in columns_of
@@ -236,9 +241,10 @@ def inspect_text(answer: dict) -> str:
     lines.append("  {:<{w}}  {:>{c}}  {}".format("table", "rows", "columns", w=width,
                                                 c=count_width))
     for table, count in zip(tables, counts):
-        lines.append("  {:<{w}}  {:>{c}}  {}".format(table["name"], count,
-                                                    ", ".join(table["columns"]), w=width,
-                                                    c=count_width))
+        columns = ("(unknown: a virtual table this SQLite cannot open)"
+                   if table["columns"] is None else ", ".join(table["columns"]))
+        lines.append("  {:<{w}}  {:>{c}}  {}".format(table["name"], count, columns,
+                                                    w=width, c=count_width))
     methods = sorted({t["rows_method"] for t in tables if t["rows_method"] != COUNTED})
     for method in methods:
         lines.append("  {}: {}".format(method, _METHOD_NOTES[method]))
