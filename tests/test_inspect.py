@@ -289,9 +289,9 @@ def _empty(tmp_path):
     return path, None
 
 
-@pytest.mark.parametrize("make", [_truncated, _not_sqlite, _missing, _folder],
+@pytest.mark.parametrize("make, as_json", [(_truncated, False), (_not_sqlite, True),
+                                           (_missing, False), (_folder, True)],
                          ids=["truncated", "not-sqlite", "missing", "folder"])
-@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 def test_bad_files_give_one_line_and_exit_1(tmp_path, make, as_json):
     path, problem = make(tmp_path)
     before = sha256(path) if path.is_file() else None
