@@ -214,13 +214,23 @@ def _report_errors(action):
         raise typer.Exit(1)
 
 
-def _print_json(data) -> None:
-    import json
+def _print(answer: dict, as_json: bool, as_text) -> None:
+    """A report on standard output: JSON (ASCII, non-ASCII escaped), or `as_text(answer)`."""
+    if as_json:
+        import json
 
-    write_output(STDOUT, (json.dumps(data, indent=2) + "\n").encode("ascii"))
+        data = (json.dumps(answer, indent=2) + "\n").encode("ascii")
+    else:
+        data = as_text(answer).encode("utf-8", "backslashreplace")
+    write_output(STDOUT, data)
 
 
-@app.command("inspect")
+@app.command("inspect", help=(
+    "Show a profile's tables, counts and columns, and what pva says of it.\n\n"
+    "Lists the SQLite tables with row counts (large tables: a cheap estimate, marked as "
+    "such) and columns, whether the tables and columns the extractor reads are there, "
+    "whether pva is importable, and the Poplar and profile format versions pva reads. "
+    "For a profile extract cannot read: send us its --json output."))
 def inspect_command(
     profile: Path = typer.Argument(..., metavar="PROFILE", help="A profile.pop file."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON for machines."),
@@ -231,19 +241,17 @@ def inspect_command(
     no_pva: bool = typer.Option(False, "--no-pva",
                                 help="Do not import PopVision's Python API (pva)."),
 ):
-    """Show a profile's tables, row counts and columns, what the extractor needs of them,
-    and what pva says (Poplar and profile format versions). For profiles we have not
-    seen: send us its output (--json)."""
     from .inspection import inspect_profile, inspect_text
 
     answer = _report_errors(lambda: inspect_profile(profile, exact=exact, use_pva=not no_pva))
-    if as_json:
-        _print_json(answer)
-    else:
-        typer.echo(inspect_text(answer), nl=False)
+    _report_errors(lambda: _print(answer, as_json, inspect_text))
 
 
-@app.command("stages")
+@app.command("stages", help=(
+    "Check how stage rules cut a profile, to adapt them to a model's names.\n\n"
+    "Per stage: the step rows, distinct names and cycles it took, and why a stage took "
+    "nothing; the most common names no rule matched; what each selector found. Reads only "
+    "SQL (no pva needed)."))
 def stages_command(
     profile: Path = typer.Argument(..., metavar="PROFILE", help="A profile.pop file."),
     rules_file: Optional[Path] = typer.Option(
@@ -253,16 +261,10 @@ def stages_command(
                             help="How many of the most common unmatched names to list."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON for machines."),
 ):
-    """Check stage rules on a profile: per stage the step rows, distinct names and cycles
-    it took, the most common names no rule matched, and each selector's finds. Reads only
-    SQL (no pva needed)."""
     from .stagecheck import check_stages, stages_text
 
     answer = _report_errors(lambda: check_stages(profile, load_rules(rules_file), top=top))
-    if as_json:
-        _print_json(answer)
-    else:
-        typer.echo(stages_text(answer), nl=False)
+    _report_errors(lambda: _print(answer, as_json, stages_text))
 
 
 def _same_file(output: Path, profile: Path) -> bool:

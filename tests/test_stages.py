@@ -503,3 +503,24 @@ def test_usage_errors():
     text = run_extract("stages", "--help").stdout.decode("utf-8")
     for option in ("--rules", "--top", "--json"):
         assert option in text
+
+
+def test_non_ascii_names(tmp_path):
+    # The edge case's QKV compute set is named ".../qkv/café😀/Convolve"; with no rule for
+    # attention it is among the unmatched names, in UTF-8 in the text and escaped in JSON.
+    # (It is step 4 of the generator's mini trace: one row, 260 cycles.)
+    rules = tmp_path / "rules.toml"
+    rules.write_text('fallback = "other"\n[[rules]]\npattern = "/mlp/"\nlabel = "mlp"\n'
+                     '[selectors]\nkernel = "/Convolve$"\nanchor = "/qkv/"\n'
+                     'attention_exchange = "/attn/"\ninput_delivered = "^copyFromHost$"\n'
+                     'output_begins = "copyToHost$"\n')
+    profile = EDGE / "unicode-names" / "profile.pop"
+    name = "/m/blocks/blocks.0/attn/qkv/caf\u00e9\U0001F600/Convolve"
+    text = run_extract("stages", profile, "--rules", rules, pva=False,
+                       env={"LC_ALL": "C", "LANG": "C"})
+    assert text.code == 0, text
+    assert ["1", "260", name] in [line.split() for line in
+                                  text.stdout.decode("utf-8").splitlines()]
+    data = run_extract("stages", profile, "--rules", rules, "--json", pva=False).stdout
+    assert b"caf\\u00e9\\ud83d\\ude00" in data
+    assert {"name": name, "rows": 1, "cycles": 260} in json.loads(data)["unmatched"]["top"]
