@@ -17,7 +17,7 @@ import sqlite3
 from pathlib import Path
 from typing import List, Optional
 
-from .errors import ProfileError, one_line
+from .errors import one_line
 from .profile import REQUIRED_COLUMNS, Profile
 
 #: A rowid table whose rowids span at most this many values is counted exactly: it holds
@@ -142,11 +142,14 @@ def _row_count(db, name, sql, columns, stat1, exact):
 
 def required_status(tables: list) -> dict:
     """For each table the extractor reads: present, and which of its columns are missing."""
-    columns_of = {table["name"]: set(table["columns"] or ()) for table in tables}
+    # As the extractor checks them: SQLite's table names ignore case, column names are
+    # compared as written.
+    columns_of = {table["name"].lower(): set(table["columns"] or ()) for table in tables}
     status, problems = [], []
     for name, needed in REQUIRED_COLUMNS.items():
-        present = name in columns_of
-        missing = [c for c in needed if c not in columns_of.get(name, ())] if present else []
+        present = name.lower() in columns_of
+        missing = ([c for c in needed if c not in columns_of[name.lower()]] if present
+                   else [])
         status.append({"table": name, "present": present, "missing_columns": missing})
         if not present:
             problems.append("no table {!r}".format(name))

@@ -463,3 +463,16 @@ def test_edge_profiles_inspect_cleanly(case):
     assert answer["report"]["opened"] is True
     steps = by_name(answer)["steps"]["rows"]
     assert (steps == 0) == (case == "compile-only")
+
+
+def test_table_names_match_as_sqlite_matches_them(tmp_path):
+    # SQLite (and so the extractor) finds "STEPS" when asked for "steps"; column names are
+    # compared as the spec writes them.
+    path = make_db(tmp_path / "case.pop", "CREATE TABLE STEPS (ID, type, program, "
+                                          "compute_set); CREATE TABLE Programs (id, name)")
+    answer = inspect_json(path, pva=False)
+    status = {t["table"]: t for t in answer["required"]["tables"]}
+    assert status["steps"] == {"table": "steps", "present": True, "missing_columns": ["id"]}
+    assert status["programs"] == {"table": "programs", "present": True, "missing_columns": []}
+    assert "no table 'steps'" not in answer["required"]["problems"]
+    assert "table 'steps' has no column 'id'" in answer["required"]["problems"]
