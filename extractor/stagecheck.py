@@ -20,7 +20,7 @@ SELECTOR_NOTES = {
     "kernel": ("step rows of any kind", "kernels will be empty, qkv_executions 0"),
     "anchor": ("kernel rows", "kernels will be empty, qkv_executions 0"),
     "attention_exchange": ("DoExchange step rows (the summary: pva's exchange programs)",
-                           "attention_exchanges will be empty"),
+                           "attention_exchanges will likely be empty"),
     "input_delivered": ("StreamCopyEnd step rows", "device_spans will be empty"),
     "output_begins": ("StreamCopyBegin step rows", "no inference ends: device_spans will "
                       "be empty"),
