@@ -108,7 +108,8 @@ def run(
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
 ):
     """Extract summaries: one profile to a file, or a batch to a folder (default)."""
-    try:
+
+    def extract():
         rules = load_rules(rules_file)
         if len(paths) == 1 and not paths[0].is_dir():
             if jobs is not None or force or shard is not None:
@@ -119,22 +120,8 @@ def run(
         else:
             _extract_batch(paths, output, rules, jobs, force, shard, quiet,
                            RunOptions(use_pva=not no_pva, csv=csv))
-    except ExtractorError as exc:
-        if debug:
-            traceback.print_exc()
-        say("error", str(exc))
-        raise typer.Exit(exc.exit_code)
-    except typer.Exit:
-        raise
-    except KeyboardInterrupt:
-        say("error", "interrupted")
-        raise typer.Exit(130)
-    except Exception as exc:  # a bug or an input we did not foresee: still one line
-        if debug:
-            traceback.print_exc()
-        say("error", "unexpected failure: {}: {} (run with --debug for the traceback)"
-            .format(type(exc).__name__, one_line(exc)))
-        raise typer.Exit(1)
+
+    _report_errors(extract, debug)
 
 
 def _usage(message: str):
@@ -220,12 +207,33 @@ def merge(
 
     if not outdir.is_dir():
         _usage("{}: not a folder".format(outdir))
+    count = _report_errors(lambda: merge_indexes(outdir))
+    typer.echo("{}: {} profiles".format(outdir / "index.jsonl", count), err=True)
+
+
+def _report_errors(action, debug: Optional[bool] = None):
+    """Run `action()`; an error becomes one line on stderr and the exit code it asks for
+    (with a traceback first when `debug`); Ctrl-C exits 130. `debug` None: the command
+    has no --debug option to suggest."""
     try:
-        count = merge_indexes(outdir)
+        return action()
     except ExtractorError as exc:
+        if debug:
+            traceback.print_exc()
         say("error", str(exc))
         raise typer.Exit(exc.exit_code)
-    typer.echo("{}: {} profiles".format(outdir / "index.jsonl", count), err=True)
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        say("error", "interrupted")
+        raise typer.Exit(130)
+    except Exception as exc:  # a bug or an input we did not foresee: still one line
+        if debug:
+            traceback.print_exc()
+        hint = " (run with --debug for the traceback)" if debug is False else ""
+        say("error", "unexpected failure: {}: {}{}".format(type(exc).__name__, one_line(exc),
+                                                          hint))
+        raise typer.Exit(1)
 
 
 class CompareFormat(str, Enum):
@@ -265,7 +273,8 @@ def compare_command(
         _usage("--clock-mhz {}: the clock must be a positive number of MHz".format(clock_mhz))
     if chart is not None and chart.suffix.lower() not in CHART_SUFFIXES:
         _usage("--chart {}: only SVG charts are drawn (name the file .svg)".format(chart))
-    try:
+
+    def compare_and_print():
         try:
             recordings = load_recordings(paths, labels)
         except ValueError as exc:
@@ -280,19 +289,61 @@ def compare_command(
         if chart is not None:
             write_chart(chart, comparison)
         write_output(STDOUT, text.encode("utf-8"))
-    except ExtractorError as exc:
-        if debug:
-            traceback.print_exc()
-        say("error", str(exc))
-        raise typer.Exit(exc.exit_code)
-    except (typer.Exit, KeyboardInterrupt):
-        raise
-    except Exception as exc:  # a bug or an input we did not foresee: still one line
-        if debug:
-            traceback.print_exc()
-        say("error", "unexpected failure: {}: {} (run with --debug for the traceback)"
-            .format(type(exc).__name__, one_line(exc)))
-        raise typer.Exit(1)
+
+    _report_errors(compare_and_print, debug)
+
+
+def _print(answer: dict, as_json: bool, as_text) -> None:
+    """A report on standard output: JSON (ASCII, non-ASCII escaped), or `as_text(answer)`."""
+    if as_json:
+        import json
+
+        data = (json.dumps(answer, indent=2) + "\n").encode("ascii")
+    else:
+        data = as_text(answer).encode("utf-8", "backslashreplace")
+    write_output(STDOUT, data)
+
+
+@app.command("inspect", help=(
+    "Show a profile's tables, counts and columns, and what pva says of it.\n\n"
+    "Lists the SQLite tables with row counts (large tables: a cheap estimate, marked as "
+    "such) and columns, whether the tables and columns the extractor reads are there, "
+    "whether pva is importable, and the Poplar and profile format versions pva reads. "
+    "For a profile extract cannot read: send us its --json output."))
+def inspect_command(
+    profile: Path = typer.Argument(..., metavar="PROFILE", help="A profile.pop file."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for machines."),
+    exact: bool = typer.Option(
+        False, "--exact",
+        help="Count every table's rows exactly (may read the whole file); by default "
+             "large tables get a cheap estimate, marked as such."),
+    no_pva: bool = typer.Option(False, "--no-pva",
+                                help="Do not import PopVision's Python API (pva)."),
+):
+    from .inspection import inspect_profile, inspect_text
+
+    answer = _report_errors(lambda: inspect_profile(profile, exact=exact, use_pva=not no_pva))
+    _report_errors(lambda: _print(answer, as_json, inspect_text))
+
+
+@app.command("stages", help=(
+    "Check how stage rules cut a profile, to adapt them to a model's names.\n\n"
+    "Per stage: the step rows, distinct names and cycles it took, and why a stage took "
+    "nothing; the most common names no rule matched; what each selector found. Reads only "
+    "SQL (no pva needed)."))
+def stages_command(
+    profile: Path = typer.Argument(..., metavar="PROFILE", help="A profile.pop file."),
+    rules_file: Optional[Path] = typer.Option(
+        None, "--rules", metavar="FILE",
+        help="A stage rules TOML file to check (default: the installed stage_rules.toml)."),
+    top: int = typer.Option(10, "--top", min=0, metavar="N",
+                            help="How many of the most common unmatched names to list."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for machines."),
+):
+    from .stagecheck import check_stages, stages_text
+
+    answer = _report_errors(lambda: check_stages(profile, load_rules(rules_file), top=top))
+    _report_errors(lambda: _print(answer, as_json, stages_text))
 
 
 def _same_file(output: Path, profile: Path) -> bool:

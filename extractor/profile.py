@@ -62,15 +62,21 @@ def _read_only_uri(path: Path) -> str:
 
 
 class Profile:
-    """An open profile.pop, read-only. Use as a context manager, or call close()."""
+    """An open profile.pop, read-only. Use as a context manager, or call close().
 
-    def __init__(self, path):
+    `check_schema=False` opens any SQLite file without requiring the spec's tables (for
+    `extract inspect`); step_rows and the aggregates then need them to be present.
+    """
+
+    def __init__(self, path, check_schema: bool = True):
         self.path = Path(path)
         self._check_file()
         try:
             self.db = sqlite3.connect(_read_only_uri(self.path), uri=True)
         except sqlite3.Error as exc:
             raise self.error(exc)
+        if not check_schema:
+            return
         try:
             self._check_schema()
         except BaseException:
