@@ -1,0 +1,51 @@
+"""Every benchmark from one command (BENCHMARKS.md has the figures of a full run).
+
+    python bench/run.py            # full size
+    python bench/run.py --smoke    # reduced size, a couple of minutes: that they work (CI)
+
+Runs bench/size.py (extract on big profiles against the SQL floor) and, when it is there,
+bench/batch.py (a batch with --jobs 2 against --jobs 1). Exit 0 when every benchmark ran.
+"""
+
+import argparse
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def load(name: str):
+    """bench/<name>.py as a module, or None when the file is not there."""
+    path = HERE / "{}.py".format(name)
+    if not path.exists():
+        return None
+    spec = importlib.util.spec_from_file_location("bench_{}".format(name), str(path))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true",
+                        help="reduced size, no targets: that the benchmarks work")
+    smoke = parser.parse_args(argv).smoke
+    status = 0
+    for name in ("size", "batch"):
+        module = load(name)
+        if module is None:
+            print("bench/{}.py: not there, skipped".format(name))
+            continue
+        start = time.perf_counter()
+        print("== bench/{}.py{}".format(name, " --smoke" if smoke else ""), flush=True)
+        status = status or module.main(smoke)
+        print("== bench/{}.py done in {:.0f} s".format(name, time.perf_counter() - start),
+              flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,283 @@
+"""Benchmark: extract on big profiles against the floor, the SQL the summary needs.
+
+    python bench/size.py            # full size: large (>= 500 MB), long-trace (1M step rows)
+    python bench/size.py --smoke    # small versions of the same profiles: that it works
+
+Profiles (fixtures/generate.py's vit_spec with its size knobs) are generated once into
+bench/cache/size-<name>/ and reused while their marker (params.json: the parameters and
+a hash of the generator) matches:
+
+- `large`: 27 blocks, 2 runs, 1,472 tiles, millions of vars_info rows and an unknown table
+  of 700,000 rows (over 500 MB);
+- `long-trace`: 2,420 recorded runs, 1,001,880 step rows; `short-trace`: 242 runs,
+  exactly 10 times fewer step rows.
+
+Each round, in this order on the same file: the floor, `extract --no-pva`, `extract` with
+the pva stand-in (tests/pva_double). The figures are medians over the rounds.
+
+- The floor: the SQL of the summary run through Python's sqlite3 in this process, every
+  row fetched and nothing else done: the step rows (steps joined to steps_by_ipu, in step
+  order), the names of programs and compute sets, the two aggregates. The same SQL through
+  the sqlite3 shell (output to /dev/null) is shown beside it when the shell is installed.
+- extract: the real CLI in a subprocess (`python -m extractor PROFILE -o FILE`), wall
+  time including interpreter start, and the peak RSS of that process (getrusage of a
+  small launcher's children).
+- The floor is SQL only: the ratio that has a target is `extract --no-pva` / floor;
+  extract with pva is shown too, and pva's share is the difference (the stand-in reads
+  pva-double.json, about 200 kB here, as the real pva reads the report).
+- pva fetches: summarize in this process with the stand-in, counting its accesses: each
+  program's codeBytesByTile and each compute set's vertices at most once.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CACHE = REPO / "bench" / "cache"
+GENERATOR = REPO / "fixtures" / "generate.py"
+PVA_DOUBLE = REPO / "tests" / "pva_double"
+sys.path.insert(0, str(REPO / "fixtures"))
+sys.path.insert(0, str(REPO))
+
+import generate  # noqa: E402  (fixtures/generate.py)
+
+BASE = dict(blocks=27, tiles=1472, detailed_blocks=[0], code_bytes="near-misses")
+PROFILES = {  # name: (full size, smoke size), keyword arguments of vit_spec
+    "large": (dict(BASE, runs=2, seed=6, vars_per_tile=2400, unknown_rows=700000),
+              dict(BASE, runs=2, seed=6, vars_per_tile=40, unknown_rows=5000)),
+    "long-trace": (dict(BASE, runs=2420, seed=7), dict(BASE, runs=60, seed=7)),
+    "short-trace": (dict(BASE, runs=242, seed=7), dict(BASE, runs=6, seed=7)),
+}
+
+TARGET_RATIO = 1.3  # extract / floor, on large and long-trace
+TARGET_RSS_MB = 200.0
+TARGET_SCALING = 11.0  # time(long-trace) / time(short-trace), for 10x the step rows
+
+# The floor's SQL. The step rows carry ids, not names: names come from the two small
+# tables, fetched once (as extract does); ordered as the spec says.
+FLOOR_SQL = (
+    "SELECT s.id, s.type, i.cycles, i.active_tiles,"
+    " i.cycles_base + i.active_cycles_from_min, i.cycles_base + i.active_cycles_to_max,"
+    " s.program, s.compute_set"
+    " FROM steps AS s JOIN steps_by_ipu AS i ON i.step_id = s.id ORDER BY s.id, i.rowid",
+    "SELECT id, name FROM programs",
+    "SELECT compute_set, name FROM compute_sets",
+    "SELECT min(b), avg(b), max(b) FROM (SELECT sum(size_bytes) AS b FROM vars_info"
+    " WHERE category IN (SELECT id FROM var_categories WHERE name = 'internalExchangeCode')"
+    " GROUP BY tile)",
+    "SELECT min(total), avg(total), max(total) FROM memory_by_tile",
+)
+
+
+def _params_text(params: dict) -> str:
+    digest = hashlib.sha256(GENERATOR.read_bytes()).hexdigest()
+    return json.dumps({"vit_spec": params, "generator_sha256": digest}, sort_keys=True,
+                      indent=1) + "\n"
+
+
+def profile_path(name: str, smoke: bool) -> Path:
+    """The profile, generated into the cache unless a matching one is there."""
+    params = PROFILES[name][1 if smoke else 0]
+    folder = CACHE / "size-{}{}".format(name, "-smoke" if smoke else "")
+    marker = folder / "params.json"
+    profile = folder / "profile.pop"
+    wanted = _params_text(params)
+    if (marker.exists() and marker.read_text() == wanted and profile.exists()
+            and (folder / "pva-double.json").exists()):
+        return profile
+    shutil.rmtree(str(folder), ignore_errors=True)
+    print("generating {} into {} ...".format(name, folder), flush=True)
+    start = time.perf_counter()
+    spec = generate.vit_spec(**params)
+    generate.write_case(spec, folder)
+    marker.write_text(wanted)  # last: a half-written profile has no marker
+    print("  {:.0f} s, {:.0f} MB".format(time.perf_counter() - start,
+                                         profile.stat().st_size / 1e6), flush=True)
+    return profile
+
+
+def floor_seconds(profile: Path) -> float:
+    """Wall time of the floor's SQL through Python's sqlite3, every row fetched."""
+    import sqlite3
+    start = time.perf_counter()
+    db = sqlite3.connect("file:{}?mode=ro".format(profile), uri=True)
+    try:
+        for sql in FLOOR_SQL:
+            cursor = db.execute(sql)
+            while cursor.fetchmany(1000):
+                pass
+    finally:
+        db.close()
+    return time.perf_counter() - start
+
+
+def shell_floor_seconds(profile: Path):
+    """The same SQL through the sqlite3 shell, or None when it is not installed."""
+    shell = shutil.which("sqlite3")
+    if shell is None:
+        return None
+    script = ";\n".join(FLOOR_SQL) + ";\n"
+    start = time.perf_counter()
+    subprocess.run([shell, "-readonly", str(profile)], input=script.encode(),
+                   stdout=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+# Runs the command given and prints its wall time and peak RSS. A child's peak RSS counts
+# the memory of the process it was forked from, so extract is started from this small
+# launcher, not from the benchmark (which holds the generator and its data).
+LAUNCHER = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)
+print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)
+"""
+
+
+def extract_run(profile: Path, out: Path, use_pva: bool):
+    """(wall seconds, peak RSS in MB) of `python -m extractor PROFILE -o out`."""
+    command = [sys.executable, "-m", "extractor", str(profile), "-o", str(out), "--quiet"]
+    env = dict(os.environ)
+    if use_pva:
+        env["PYTHONPATH"] = str(PVA_DOUBLE)
+    else:
+        command.append("--no-pva")
+    done = subprocess.run([sys.executable, "-S", "-c", LAUNCHER] + command, env=env,
+                          cwd=str(REPO), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        seconds, max_rss_kib, code = done.stdout.split()
+    except ValueError:
+        code = b"?"
+    if done.returncode != 0 or code != b"0":
+        raise SystemExit("extract failed on {}: {}".format(
+            profile, done.stderr.decode(errors="replace")[-2000:]))
+    return float(seconds), int(max_rss_kib) / 1024.0  # Linux: ru_maxrss is in KiB
+
+
+def pva_fetches(profile: Path) -> dict:
+    """Accesses to the stand-in's per-tile arrays and vertex lists during one summary."""
+    if str(PVA_DOUBLE) not in sys.path:
+        sys.path.insert(0, str(PVA_DOUBLE))
+    import pva
+    from extractor.summary import summarize
+    pva.reset_access_counts()
+    summarize(profile, pva=pva)
+    counts = pva.access_counts
+    return {"code_bytes_fetched": sum(1 for key in counts if key[0] == "codeBytesByTile"),
+            "vertices_fetched": sum(1 for key in counts if key[0] == "vertices"),
+            "most_fetches_of_one": max(counts.values()) if counts else 0}
+
+
+def step_row_count(profile: Path) -> int:
+    import sqlite3
+    db = sqlite3.connect("file:{}?mode=ro".format(profile), uri=True)
+    try:
+        return db.execute("SELECT count(*) FROM steps_by_ipu").fetchone()[0]
+    finally:
+        db.close()
+
+
+def measure(name: str, profile: Path, rounds: int) -> dict:
+    out = CACHE / "size-out" / name
+    out.mkdir(parents=True, exist_ok=True)
+    floors, shells, plain, with_pva = [], [], [], []
+    for _ in range(rounds):  # interleaved, so that a busy moment hits all of them
+        floors.append(floor_seconds(profile))
+        shell = shell_floor_seconds(profile)
+        if shell is not None:
+            shells.append(shell)
+        plain.append(extract_run(profile, out / "summary-no-pva.json", use_pva=False))
+        with_pva.append(extract_run(profile, out / "summary.json", use_pva=True))
+    floor = statistics.median(floors)
+    result = {
+        "profile": str(profile.relative_to(REPO)),
+        "megabytes": round(profile.stat().st_size / 1e6, 1),
+        "step_rows": step_row_count(profile),
+        "rounds": rounds,
+        "floor_s": floor,
+        "shell_floor_s": statistics.median(shells) if shells else None,
+        "extract_no_pva_s": statistics.median(t for t, _ in plain),
+        "extract_pva_s": statistics.median(t for t, _ in with_pva),
+        "rss_no_pva_mb": max(rss for _, rss in plain),
+        "rss_pva_mb": max(rss for _, rss in with_pva),
+    }
+    result["ratio_no_pva"] = result["extract_no_pva_s"] / floor
+    result["ratio_pva"] = result["extract_pva_s"] / floor
+    result.update(pva_fetches(profile))
+    return result
+
+
+def report(results: dict, smoke: bool) -> list:
+    """Print the figures and the targets; return the targets missed (full size only)."""
+    print("{:<12} {:>7} {:>9} {:>8} {:>8} {:>9} {:>7} {:>9} {:>7} {:>8} {:>8}".format(
+        "profile", "MB", "step rows", "floor s", "shell s", "no-pva s", "ratio", "pva s",
+        "ratio", "RSS MB", "pva RSS"))
+    for name, r in results.items():
+        shell = "{:8.2f}".format(r["shell_floor_s"]) if r["shell_floor_s"] is not None else \
+            "{:>8}".format("-")
+        print("{:<12} {:7.1f} {:9d} {:8.2f} {} {:9.2f} {:6.2f}x {:9.2f} {:6.2f}x {:8.1f} "
+              "{:8.1f}".format(name, r["megabytes"], r["step_rows"], r["floor_s"], shell,
+                               r["extract_no_pva_s"], r["ratio_no_pva"], r["extract_pva_s"],
+                               r["ratio_pva"], r["rss_no_pva_mb"], r["rss_pva_mb"]))
+    long, short = results["long-trace"], results["short-trace"]
+    scaling = long["extract_no_pva_s"] / short["extract_no_pva_s"]
+    rows = long["step_rows"] / short["step_rows"]
+    floor_scaling = long["floor_s"] / short["floor_s"]
+    print("long-trace / short-trace: {:.1f}x the step rows, extract {:.2f}x the time "
+          "(floor {:.2f}x)".format(rows, scaling, floor_scaling))
+    for name, r in results.items():
+        print("pva fetches on {}: codeBytesByTile of {} programs, vertices of {} compute "
+              "sets, at most {} fetch(es) of any one".format(
+                  name, r["code_bytes_fetched"], r["vertices_fetched"],
+                  r["most_fetches_of_one"]))
+    rss = [r[key] for r in results.values() for key in ("rss_no_pva_mb", "rss_pva_mb")]
+    checks = [
+        ("extract --no-pva <= {}x floor on large".format(TARGET_RATIO),
+         results["large"]["ratio_no_pva"] <= TARGET_RATIO),
+        ("extract --no-pva <= {}x floor on long-trace".format(TARGET_RATIO),
+         long["ratio_no_pva"] <= TARGET_RATIO),
+        ("peak RSS <= {:.0f} MB on every profile".format(TARGET_RSS_MB),
+         max(rss) <= TARGET_RSS_MB),
+        ("peak RSS not growing with size (spread {:.1f} MB)".format(max(rss) - min(rss)),
+         max(rss) - min(rss) <= 0.1 * min(rss)),
+        ("10x the step rows <= {:.0f}x the time".format(TARGET_SCALING),
+         scaling <= TARGET_SCALING * rows / 10),
+        ("each pva array and vertex list fetched at most once",
+         all(r["most_fetches_of_one"] <= 1 for r in results.values())),
+    ]
+    missed = []
+    for text, met in checks:
+        print("  {:<62} {}".format(text, "(smoke: no target)" if smoke else
+                                   "met" if met else "MISSED"))
+        if not met:
+            missed.append(text)
+    return missed
+
+
+def main(smoke: bool = False, rounds: int = 0) -> int:
+    rounds = rounds or (1 if smoke else 5)
+    print("bench/size.py: {} size, {} round(s), {} CPUs, Python {}, SQLite {}".format(
+        "smoke" if smoke else "full", rounds, os.cpu_count(), sys.version.split()[0],
+        __import__("sqlite3").sqlite_version), flush=True)
+    profiles = {name: profile_path(name, smoke) for name in PROFILES}
+    results = {name: measure(name, profile, rounds) for name, profile in profiles.items()}
+    report(results, smoke)
+    (CACHE / "size-results{}.json".format("-smoke" if smoke else "")).write_text(
+        json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="small and quick: that it works")
+    parser.add_argument("--rounds", type=int, default=0, help="rounds (default 5; smoke 1)")
+    arguments = parser.parse_args()
+    sys.exit(main(arguments.smoke, arguments.rounds))
