@@ -80,9 +80,42 @@ class NameClassifier:
         return classes
 
 
+class NamedStep(NamedTuple):
+    """The name of a (program, compute set) pair and what the rules say of it."""
+
+    name: str
+    classes: NameClass
+
+
+class StepNames(dict):
+    """(program id, compute set id) -> NamedStep, made on first use of the pair.
+
+    A step row's name is its compute set's when that is not empty, else its program's,
+    else "" (the spec). A dict, so that the lookup made for every row is a plain one;
+    pairs are few (a trace replays its programs every run)."""
+
+    def __init__(self, program_names: dict, compute_set_names: dict, rules: StageRules):
+        super().__init__()
+        self._programs = program_names
+        self._compute_sets = compute_set_names
+        self._classify = NameClassifier(rules)
+
+    def __missing__(self, key):
+        program, compute_set = key
+        name = self._compute_sets.get(compute_set) or self._programs.get(program) or ""
+        named = self[key] = NamedStep(name, self._classify(name))
+        return named
+
+
+def make_step_row(raw, named: NamedStep) -> StepRow:
+    """A StepRow from a raw row of Profile.step_rows and its NamedStep."""
+    step, kind, cycles, tiles, start, end, program, compute_set = raw
+    return StepRow(step, kind, named.name, cycles, tiles, start, end, program, compute_set,
+                   named.classes)
+
+
 def step_rows(profile, rules: StageRules):
     """Every step row of the profile, in step order, with its stage; streamed."""
-    classify = NameClassifier(rules)
-    for step, kind, name, cycles, tiles, start, end, program, compute_set in profile.step_rows():
-        yield StepRow(step, kind, name, cycles, tiles, start, end, program, compute_set,
-                      classify(name))
+    names = StepNames(*profile.names(), rules)
+    for raw in profile.step_rows():
+        yield make_step_row(raw, names[raw[6], raw[7]])

@@ -5,6 +5,11 @@ first two of them) and `DeviceSpans` (each inference's device time). Only the fi
 body's kernel rows ever ask pva for their facts, unless a `step_sink` (the step tables
 of `--csv`) is given: it sees every row of the same pass, with the facts and whether the
 row is in the first body.
+
+A trace has millions of rows, so the pass does little per row (see `_read_trace`): rows
+stay the tuples SQLite gives, their names are looked up once per (program, compute set)
+pair, and a StepRow is made only for the first body's kernels (and, with a step sink,
+for every row).
 """
 
 from pathlib import Path
@@ -13,7 +18,8 @@ from typing import List, NamedTuple, Optional
 from .profile import Profile
 from .pvafacts import NoPvaFacts, PvaFacts, import_pva
 from .rules import StageRules, load_rules
-from .steps import DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, StepRow, step_rows
+from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, NamedStep,
+                    StepNames, make_step_row)
 
 SUMMARY_KEYS = ("profile", "kernels", "attention_exchanges", "exchange_memory_per_tile",
                 "device_spans", "qkv_executions", "allocated_memory")
@@ -34,13 +40,14 @@ class FirstBody:
         self.kernels = []
         self._last_anchor = None
 
-    def add(self, row: StepRow) -> None:
-        classes = row.classes
-        if classes.anchor and row.step != self._last_anchor:
+    def add(self, raw, named: NamedStep) -> None:
+        """A kernel row (raw, from Profile.step_rows) and its name."""
+        classes = named.classes
+        if classes.anchor and raw[0] != self._last_anchor:
             self.anchors += 1
-            self._last_anchor = row.step
-        if self.anchors == 1 and classes.kernel:
-            self.kernels.append(row)
+            self._last_anchor = raw[0]
+        if self.anchors == 1:
+            self.kernels.append(make_step_row(raw, named))
 
     @property
     def in_body(self) -> bool:
@@ -64,23 +71,26 @@ class DeviceSpans:
         self._open = []  # input-delivered steps still waiting for output
         self._segments = []  # [min start, max end] of device rows since each opening
 
-    def add(self, row: StepRow) -> None:
-        kind = row.kind
-        if kind in DEVICE_KINDS:
-            if self._segments:
-                segment = self._segments[-1]
-                if row.start is not None and (segment[0] is None or row.start < segment[0]):
-                    segment[0] = row.start
-                if row.end is not None and (segment[1] is None or row.end > segment[1]):
-                    segment[1] = row.end
-        elif kind == INPUT_DELIVERED_KIND and row.classes.input_delivered:
+    def fold(self, low, high) -> None:
+        """Device rows seen since the last marker row, as their min start and max end:
+        they belong to the newest open inference's segment (to none when none is open)."""
+        if self._segments:
+            segment = self._segments[-1]
+            if low is not None and (segment[0] is None or low < segment[0]):
+                segment[0] = low
+            if high is not None and (segment[1] is None or high > segment[1]):
+                segment[1] = high
+
+    def marker(self, step, kind: str) -> None:
+        """An input-delivered or output-begins row (kind and name both match); call
+        fold() first with the device rows before it."""
+        if kind == INPUT_DELIVERED_KIND:
             self.saw_input = True
-            if not self._open or self._open[-1] != row.step:
-                self._open.append(row.step)
+            if not self._open or self._open[-1] != step:
+                self._open.append(step)
                 self._segments.append([None, None])
-        elif kind == OUTPUT_BEGINS_KIND and row.classes.output_begins and self._open:
-            if row.step > self._open[-1]:
-                self._close()
+        elif self._open and step > self._open[-1]:
+            self._close()
 
     def _close(self) -> None:
         # Inference i covers segments i..last: sweep from the last opening backwards.
@@ -113,6 +123,40 @@ class DeviceSpans:
                 self.rules.input_delivered.pattern))
 
 
+def _read_trace(profile: Profile, rules: StageRules, body: FirstBody, spans: DeviceSpans,
+                step_sink=None, facts=None) -> bool:
+    """The one pass over the step rows; whether there were any.
+
+    Most rows are exchange or compute rows that only widen the current inference's
+    [min start, max end]: that is done here, on local variables, and handed to `spans`
+    at the next marker row. Kernel rows go to `body`; nothing else is done per row, but
+    for a `step_sink`, which gets every row as a StepRow."""
+    names = StepNames(*profile.names(), rules)
+    markers = {INPUT_DELIVERED_KIND: "input_delivered", OUTPUT_BEGINS_KIND: "output_begins"}
+    low = high = None  # of the device rows since the last marker row
+    any_rows = False
+    for raw in profile.step_rows():
+        step, kind, _, _, start, end, program, compute_set = raw
+        named = names[program, compute_set]
+        classes = named.classes
+        if kind in DEVICE_KINDS:
+            if start is not None and (low is None or start < low):
+                low = start
+            if end is not None and (high is None or end > high):
+                high = end
+        elif kind in markers and getattr(classes, markers[kind]):
+            spans.fold(low, high)
+            low = high = None
+            spans.marker(step, kind)
+        if classes.kernel:
+            body.add(raw, named)
+        if step_sink is not None:
+            step_sink(make_step_row(raw, named), facts, body.in_body)
+        any_rows = True
+    spans.fold(low, high)
+    return any_rows
+
+
 def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bool = True,
               profile_label: Optional[str] = None, step_sink=None) -> Extraction:
     """The summary of one profile.pop, as summary-spec.md defines it.
@@ -131,13 +175,7 @@ def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bo
             facts = PvaFacts(pva if pva is not None else import_pva(), path)
         warnings = []
         body, spans = FirstBody(), DeviceSpans(rules)
-        any_rows = False
-        for row in step_rows(profile, rules):
-            any_rows = True
-            body.add(row)
-            spans.add(row)
-            if step_sink is not None:
-                step_sink(row, facts, body.in_body)
+        any_rows = _read_trace(profile, rules, body, spans, step_sink, facts)
         if not any_rows:
             warnings.append("no steps: a compile-only profile (no execution trace), so no "
                             "kernels, device spans or QKV executions")
