@@ -15,7 +15,6 @@ import typer
 from typer.core import TyperGroup
 
 from . import __version__
-from .batch import RunOptions
 from .errors import ExtractorError, one_line
 from .output import STDOUT, write_output
 from .render import summary_bytes
@@ -119,7 +118,7 @@ def run(
                             csv=csv)
         else:
             _extract_batch(paths, output, rules, jobs, force, shard, quiet,
-                           RunOptions(use_pva=not no_pva, csv=csv))
+                           use_pva=not no_pva, csv=csv)
 
     _report_errors(extract, debug)
 
@@ -160,8 +159,12 @@ def _warn(profile: Path, extraction, quiet: bool) -> None:
             say("warning", "{}: {}".format(profile, warning))
 
 
-def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, options) -> None:
-    from .batch import available_cpus, parse_shard, require_pva, run_batch
+def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, use_pva,
+                   csv) -> None:
+    # Imported here: a single profile does not need the batch machinery (multiprocessing
+    # and the rest take a tenth of extract's start-up).
+    from .batch import RunOptions, available_cpus, parse_shard, require_pva, run_batch
+    options = RunOptions(use_pva=use_pva, csv=csv)
     from .discover import discover
     from .progress import PlainReporter, QuietReporter, RichReporter
 
