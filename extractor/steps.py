@@ -85,6 +85,7 @@ class NamedStep(NamedTuple):
 
     name: str
     classes: NameClass
+    notable: bool  # a kernel, or a candidate to open or close an inference
 
 
 class StepNames(dict):
@@ -103,7 +104,9 @@ class StepNames(dict):
     def __missing__(self, key):
         program, compute_set = key
         name = self._compute_sets.get(compute_set) or self._programs.get(program) or ""
-        named = self[key] = NamedStep(name, self._classify(name))
+        classes = self._classify(name)
+        notable = classes.kernel or classes.input_delivered or classes.output_begins
+        named = self[key] = NamedStep(name, classes, notable)
         return named
 
 

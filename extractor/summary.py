@@ -134,27 +134,27 @@ def _read_trace(profile: Profile, rules: StageRules, body: FirstBody, spans: Dev
     names = StepNames(*profile.names(), rules)
     markers = {INPUT_DELIVERED_KIND: "input_delivered", OUTPUT_BEGINS_KIND: "output_begins"}
     low = high = None  # of the device rows since the last marker row
-    any_rows = False
+    raw = None
     for raw in profile.step_rows():
         step, kind, _, _, start, end, program, compute_set = raw
         named = names[program, compute_set]
-        classes = named.classes
         if kind in DEVICE_KINDS:
             if start is not None and (low is None or start < low):
                 low = start
             if end is not None and (high is None or end > high):
                 high = end
-        elif kind in markers and getattr(classes, markers[kind]):
-            spans.fold(low, high)
-            low = high = None
-            spans.marker(step, kind)
-        if classes.kernel:
-            body.add(raw, named)
+        if named.notable:  # a kernel or a marker candidate: a few rows in a hundred
+            classes = named.classes
+            if kind in markers and getattr(classes, markers[kind]):
+                spans.fold(low, high)
+                low = high = None
+                spans.marker(step, kind)
+            if classes.kernel:
+                body.add(raw, named)
         if step_sink is not None:
             step_sink(make_step_row(raw, named), facts, body.in_body)
-        any_rows = True
     spans.fold(low, high)
-    return any_rows
+    return raw is not None
 
 
 def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bool = True,
