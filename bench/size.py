@@ -104,10 +104,10 @@ def profile_path(name: str, smoke: bool) -> Path:
     return profile
 
 
-def floor_seconds(profile: Path) -> float:
-    """Wall time of the floor's SQL through Python's sqlite3, every row fetched."""
+def floor_seconds(profile: Path):
+    """(wall, CPU) seconds of the floor's SQL through Python's sqlite3, every row fetched."""
     import sqlite3
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     db = sqlite3.connect("file:{}?mode=ro".format(profile), uri=True)
     try:
         for sql in FLOOR_SQL:
@@ -116,7 +116,7 @@ def floor_seconds(profile: Path) -> float:
                 pass
     finally:
         db.close()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def shell_floor_seconds(profile: Path):
@@ -138,12 +138,13 @@ LAUNCHER = """
 import resource, subprocess, sys, time
 start = time.perf_counter()
 code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)
-print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, code)
 """
 
 
 def extract_run(profile: Path, out: Path, use_pva: bool):
-    """(wall seconds, peak RSS in MB) of `python -m extractor PROFILE -o out`."""
+    """(wall seconds, CPU seconds, peak RSS in MB) of `python -m extractor PROFILE -o out`."""
     command = [sys.executable, "-m", "extractor", str(profile), "-o", str(out), "--quiet"]
     env = dict(os.environ)
     if use_pva:
@@ -153,13 +154,13 @@ def extract_run(profile: Path, out: Path, use_pva: bool):
     done = subprocess.run([sys.executable, "-S", "-c", LAUNCHER] + command, env=env,
                           cwd=str(REPO), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        seconds, max_rss_kib, code = done.stdout.split()
+        seconds, cpu, max_rss_kib, code = done.stdout.split()
     except ValueError:
         code = b"?"
     if done.returncode != 0 or code != b"0":
         raise SystemExit("extract failed on {}: {}".format(
             profile, done.stderr.decode(errors="replace")[-2000:]))
-    return float(seconds), int(max_rss_kib) / 1024.0  # Linux: ru_maxrss is in KiB
+    return float(seconds), float(cpu), int(max_rss_kib) / 1024.0  # ru_maxrss: KiB
 
 
 def pva_fetches(profile: Path) -> dict:
@@ -196,19 +197,22 @@ def measure(name: str, profile: Path, rounds: int) -> dict:
             shells.append(shell)
         plain.append(extract_run(profile, out / "summary-no-pva.json", use_pva=False))
         with_pva.append(extract_run(profile, out / "summary.json", use_pva=True))
-    floor = statistics.median(floors)
+    floor = statistics.median(wall for wall, _ in floors)
     result = {
         "profile": str(profile.relative_to(REPO)),
         "megabytes": round(profile.stat().st_size / 1e6, 1),
         "step_rows": step_row_count(profile),
         "rounds": rounds,
         "floor_s": floor,
+        "floor_cpu_s": statistics.median(cpu for _, cpu in floors),
         "shell_floor_s": statistics.median(shells) if shells else None,
-        "extract_no_pva_s": statistics.median(t for t, _ in plain),
-        "extract_pva_s": statistics.median(t for t, _ in with_pva),
-        "rss_no_pva_mb": max(rss for _, rss in plain),
-        "rss_pva_mb": max(rss for _, rss in with_pva),
+        "extract_no_pva_s": statistics.median(wall for wall, _, _ in plain),
+        "extract_no_pva_cpu_s": statistics.median(cpu for _, cpu, _ in plain),
+        "extract_pva_s": statistics.median(wall for wall, _, _ in with_pva),
+        "rss_no_pva_mb": max(rss for _, _, rss in plain),
+        "rss_pva_mb": max(rss for _, _, rss in with_pva),
     }
+    result["cpu_ratio_no_pva"] = result["extract_no_pva_cpu_s"] / result["floor_cpu_s"]
     result["ratio_no_pva"] = result["extract_no_pva_s"] / floor
     result["ratio_pva"] = result["extract_pva_s"] / floor
     result.update(pva_fetches(profile))
@@ -231,6 +235,9 @@ def report(results: dict, smoke: bool) -> list:
     scaling = long["extract_no_pva_s"] / short["extract_no_pva_s"]
     rows = long["step_rows"] / short["step_rows"]
     floor_scaling = long["floor_s"] / short["floor_s"]
+    for name, r in results.items():
+        print("CPU seconds on {}: floor {:.2f}, extract --no-pva {:.2f} ({:.2f}x)".format(
+            name, r["floor_cpu_s"], r["extract_no_pva_cpu_s"], r["cpu_ratio_no_pva"]))
     print("long-trace / short-trace: {:.1f}x the step rows, extract {:.2f}x the time "
           "(floor {:.2f}x)".format(rows, scaling, floor_scaling))
     for name, r in results.items():
