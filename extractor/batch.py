@@ -17,10 +17,10 @@ import threading
 from collections import deque
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional
 
 from . import __version__
-from .discover import SUMMARY_NAME, BatchItem
+from .discover import BatchItem
 from .errors import ExtractorError, PvaMissingError, one_line
 from .index import IndexWriter, index_name, known_entries
 from .output import write_atomic

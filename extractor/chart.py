@@ -9,7 +9,7 @@ depend on.
 """
 
 import math
-from typing import List, Sequence
+from typing import List
 from xml.sax.saxutils import escape, quoteattr
 
 from .compare import Comparison, percent_change

@@ -5,7 +5,6 @@ named (`extract --help` lists them).
 """
 
 import os
-import sys
 import traceback
 from enum import Enum
 from pathlib import Path

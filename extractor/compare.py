@@ -16,9 +16,9 @@ from pathlib import Path, PurePath
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import CompareError, SummaryFileError
+from .discover import SUMMARY_NAME
 from .summary import SUMMARY_KEYS
 
-SUMMARY_NAME = "summary.json"
 
 # The min/avg/max objects of a summary: (key, what the table calls it).
 _EXCHANGE_MEMORY = (("min(b)", "min"), ("avg(b)", "mean"), ("max(b)", "max"))

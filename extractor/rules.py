@@ -8,7 +8,7 @@ import hashlib
 import re
 import sys
 from pathlib import Path
-from typing import NamedTuple, Optional, Pattern, Tuple
+from typing import NamedTuple, Pattern, Tuple
 
 from .errors import RulesError
 

@@ -7,7 +7,7 @@ each selector, what it found. Only SQL is read: pva is never asked.
 """
 
 from pathlib import Path
-from typing import Dict, List
+from typing import List
 
 from .profile import Profile
 from .rules import SELECTORS, StageRules

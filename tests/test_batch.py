@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (EDGE, GOLDEN, REPO, copy_case, extract_command, golden_case_folder,
+from conftest import (EDGE, REPO, copy_case, extract_command, golden_case_folder,
                       run_extract, sha256, PVA_DOUBLE)
 
 GOOD_CASES = ["multi-ipu", "one-anchor", "no-anchors", "compile-only", "unicode-names"]

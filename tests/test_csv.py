@@ -13,7 +13,6 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-import pytest
 
 from conftest import (EDGE, FIXTURES, GOLDEN, GOLDEN_PROFILE_ARG, PVA_DOUBLE, copy_case,
                       run_extract)

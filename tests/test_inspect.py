@@ -1,7 +1,6 @@
 """`extract inspect PROFILE [--json] [--exact] [--no-pva]`, through the real console script."""
 
 import json
-import os
 import shutil
 import sqlite3
 from pathlib import Path

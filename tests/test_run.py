@@ -1,7 +1,6 @@
 """`extract PROFILE -o FILE`: the core command, through the real console script."""
 
 import json
-import shutil
 import sqlite3
 import sys
 import zipfile
