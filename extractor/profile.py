@@ -4,6 +4,8 @@ Only the tables and columns of summary-spec.md are used; anything else in the fi
 ignored. Aggregates are left to SQLite; step rows are streamed from a cursor.
 """
 
+import errno
+import itertools
 import os
 import sqlite3
 from pathlib import Path
@@ -53,9 +55,9 @@ _COMPUTE_SET_NAMES = "SELECT compute_set, name FROM compute_sets"
 # with no join (SCAN vars_info, LIST SUBQUERY); only the rows of that category reach the
 # GROUP BY's temp B-tree, a few per tile, so its cost and memory stay small.
 _EXCHANGE_MEMORY = """
-SELECT min(b), avg(b), max(b) FROM (
+SELECT min(b), avg(b), max(b), max(typeof(b) = 'real') FROM (
     SELECT sum(size_bytes) AS b FROM vars_info
-    WHERE category IN (SELECT id FROM var_categories WHERE name = ?)
+    WHERE category IN (SELECT id FROM var_categories WHERE name = ?) AND tile IS NOT NULL
     GROUP BY tile
 )
 """
@@ -64,8 +66,30 @@ SELECT min(b), avg(b), max(b) FROM (
 _ALLOCATED_MEMORY = "SELECT min(total), avg(total), max(total) FROM memory_by_tile"
 
 
-def _read_only_uri(path: Path) -> str:
-    return "file:{}?mode=ro".format(quote(str(path.resolve()), safe="/"))
+def _read_only_uri(path: Path, immutable: bool = False) -> str:
+    uri = "file:{}?mode=ro".format(quote(str(path.resolve()), safe="/"))
+    return uri + "&immutable=1" if immutable else uri
+
+
+def _lenient_text(data: bytes) -> str:
+    """Text as stored, with any invalid UTF-8 replaced by U+FFFD (names are labels)."""
+    return data.decode("utf-8", "replace")
+
+
+def _shown(value, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def storage_class(value) -> str:
+    """How SQLite stored a value, in words, for messages."""
+    if isinstance(value, str):
+        return "text {}".format(_shown(value))
+    if isinstance(value, bytes):
+        return "a blob of {} bytes".format(len(value))
+    if isinstance(value, float):
+        return "the real number {!r}".format(value)
+    return _shown(value)
 
 
 class Profile:
@@ -78,8 +102,14 @@ class Profile:
     def __init__(self, path, check_schema: bool = True):
         self.path = Path(path)
         self._check_file()
+        wal = self._check_header()
         try:
-            self.db = sqlite3.connect(_read_only_uri(self.path), uri=True)
+            # A WAL-mode file read normally gets a -shm and -wal created beside it; with
+            # no -wal there is nothing to merge, and `immutable` reads the file alone.
+            self.db = sqlite3.connect(_read_only_uri(self.path, immutable=wal), uri=True,
+                                      timeout=BUSY_TIMEOUT)
+            # Names with invalid UTF-8 (a damaged or foreign profile) are still labels.
+            self.db.text_factory = _lenient_text
         except sqlite3.Error as exc:
             raise self.error(exc)
         if not check_schema:
@@ -107,19 +137,72 @@ class Profile:
                 message = "not an SQLite database"
             elif "malformed" in message:
                 message = "damaged or truncated SQLite file ({})".format(message)
+            elif "database is locked" in message:
+                message = ("locked: another process is writing to it (waited {:g} s); try "
+                           "again when it has finished".format(BUSY_TIMEOUT))
+            elif "attempt to write a readonly database" in message:
+                message = ("a hot journal ({}-journal) is beside it: a writer stopped "
+                           "mid-transaction and SQLite must roll the file back before it can "
+                           "be read, which extract never does (it does not write to its "
+                           "input); open a copy of both files with sqlite3 to recover it"
+                           .format(self.path.name))
+            elif "integer overflow" in message:
+                message = ("a sum overflows 64-bit integers: values too large for a real "
+                           "profile (damaged?)")
             else:
                 message = "SQLite: {}".format(message)
             return ProfileError(self.path, message)
         return ProfileError(self.path, str(exc))
 
     def _check_file(self) -> None:
-        if not self.path.exists():
-            problem = "no such file" if not os.path.islink(str(self.path)) else "broken symbolic link"
-            raise ProfileError(self.path, problem)
+        try:
+            os.stat(str(self.path))
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise ProfileError(self.path, "symbolic link loop")
+            if exc.errno == errno.ENOENT:
+                problem = ("broken symbolic link" if os.path.islink(str(self.path))
+                           else "no such file")
+                raise ProfileError(self.path, problem)
+            raise ProfileError(self.path, "cannot reach it: {}".format(exc.strerror or exc))
         if self.path.is_dir():
             raise ProfileError(self.path, "is a directory, not a profile")
         if not os.access(str(self.path), os.R_OK):
             raise ProfileError(self.path, "permission denied")
+
+    def _check_header(self) -> bool:
+        """Check the 100-byte SQLite header and the file's length; True for WAL mode."""
+        try:
+            with open(str(self.path), "rb") as handle:
+                header = handle.read(100)
+                size = os.fstat(handle.fileno()).st_size
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                raise ProfileError(self.path, "permission denied")
+            raise ProfileError(self.path, "cannot read: {}".format(exc.strerror or exc))
+        if not header:
+            raise ProfileError(self.path, "empty file (0 bytes): not an SQLite database")
+        if not header.startswith(SQLITE_MAGIC[:len(header)]):
+            raise ProfileError(self.path, "not an SQLite database")
+        if len(header) < 100:
+            raise ProfileError(self.path, "truncated: {} bytes, not even a whole SQLite "
+                               "header".format(len(header)))
+        page_size = int.from_bytes(header[16:18], "big")
+        page_size = 65536 if page_size == 1 else page_size
+        pages = int.from_bytes(header[28:32], "big")
+        # The page count is trusted only when written by a SQLite that keeps it (3.7.0+).
+        if header[24:28] == header[92:96] and pages and size < page_size * pages:
+            raise ProfileError(self.path, "truncated: {} bytes, where its SQLite header "
+                               "says {} pages of {} bytes ({} bytes)".format(
+                                   size, pages, page_size, pages * page_size))
+        wal = header[18] == 2 and header[19] == 2
+        if wal and os.path.lexists(str(self.path) + "-wal"):
+            raise ProfileError(self.path, "a write-ahead log ({}-wal) is beside it: the "
+                               "profile is still being written, or its writer did not close "
+                               "it; reading it would write beside the input, which extract "
+                               "never does (checkpoint a copy with sqlite3 first)".format(
+                                   self.path.name))
+        return wal
 
     def _check_schema(self) -> None:
         try:
@@ -134,8 +217,29 @@ class Profile:
                         raise ProfileError(self.path, "table {!r} has no column {!r}".format(
                             table, column))
             self._steps_by_ipu_has_rowid = self._has_rowid("steps_by_ipu")
+            self._check_unique("programs", "id")
+            self._check_unique("compute_sets", "compute_set")
+            if not self._is_rowid_alias("steps", "id"):
+                self._check_unique("steps", "id")
         except sqlite3.Error as exc:
             raise self.error(exc)
+
+    def _check_unique(self, table: str, column: str) -> None:
+        """A key the spec joins on must name one row: a repeat would repeat step rows."""
+        repeated = self.db.execute(
+            'SELECT "{0}" FROM "{1}" WHERE "{0}" IS NOT NULL GROUP BY "{0}" '
+            'HAVING count(*) > 1 LIMIT 1'.format(column, table)).fetchone()
+        if repeated is not None:
+            raise ProfileError(self.path, "table {!r} has more than one row with {} {}: "
+                               "{} must be unique".format(table, column,
+                                                         _shown(repeated[0]), column))
+
+    def _is_rowid_alias(self, table: str, column: str) -> bool:
+        # An INTEGER PRIMARY KEY column is the rowid: unique by construction.
+        info = list(self.db.execute('PRAGMA table_info("{}")'.format(table)))
+        keys = [row for row in info if row[5]]
+        return (len(keys) == 1 and keys[0][1] == column
+                and str(keys[0][2]).upper() == "INTEGER" and self._has_rowid(table))
 
     def _has_rowid(self, table: str) -> bool:
         try:
@@ -149,7 +253,24 @@ class Profile:
         program, compute_set). Streamed: SQLite hands them over as they are read."""
         order = ", i.rowid" if self._steps_by_ipu_has_rowid else ""
         try:
-            for row in self.db.execute(_STEP_ROWS.format(order)):
+            # Fast path: SQLite's text taken as valid UTF-8. A name that is not (met
+            # rarely) restarts the query with the lenient reader, after the rows given.
+            self.db.text_factory = str
+            try:
+                for row in self.db.execute(sql):
+                    yield row
+                    done += 1
+            finally:
+                self.db.text_factory = _lenient_text
+        except sqlite3.OperationalError as exc:
+            if "decode to UTF-8" not in str(exc):
+                raise self.error(exc)
+        except sqlite3.Error as exc:
+            raise self.error(exc)
+        else:
+            return
+        try:
+            for row in itertools.islice(self.db.execute(sql), done, None):
                 yield row
         except sqlite3.Error as exc:
             raise self.error(exc)
@@ -164,12 +285,24 @@ class Profile:
             raise self.error(exc)
 
     def exchange_memory_per_tile(self) -> dict:
-        low, mean, high = self._one_row(_EXCHANGE_MEMORY, (EXCHANGE_CODE_CATEGORY,))
+        low, mean, high, not_whole = self._one_row(_EXCHANGE_MEMORY, (EXCHANGE_CODE_CATEGORY,))
+        if not_whole:
+            self._not_whole("vars_info", "size_bytes")
         return {"min(b)": low, "avg(b)": mean, "max(b)": high}
 
     def allocated_memory(self) -> dict:
-        low, mean, high = self._one_row(_ALLOCATED_MEMORY)
+        low, mean, high, not_whole = self._one_row(_ALLOCATED_MEMORY)
+        if not_whole:
+            self._not_whole("memory_by_tile", "total")
         return {"min(total)": low, "avg(total)": mean, "max(total)": high}
+
+    def _not_whole(self, table: str, column: str):
+        """Raise the error for a column found holding something else than whole numbers."""
+        row = self._one_row('SELECT "{0}" FROM "{1}" WHERE typeof("{0}") NOT IN '
+                            "('integer', 'null') LIMIT 1".format(column, table))
+        shown = storage_class(row[0]) if row else "a value"
+        raise ProfileError(self.path, "table {!r}, column {!r} holds {} where a whole number "
+                           "belongs".format(table, column, shown))
 
     def _one_row(self, sql: str, parameters=()):
         try:

@@ -4,6 +4,22 @@ from typing import NamedTuple, Optional
 
 from .rules import StageRules
 
+
+class BadValue(Exception):
+    """A stored value that cannot mean what the spec needs (the caller names the file)."""
+
+
+def _stored(value) -> str:
+    from .profile import storage_class
+    return storage_class(value)
+
+
+def whole(value, what: str):
+    """`value` when it is a whole number or NULL (None), else BadValue naming `what`."""
+    if value is None or type(value) is int:
+        return value
+    raise BadValue("{} is {}, not a whole number".format(what, _stored(value)))
+
 #: The fields of a step row as the spec lists them (summary kernels, CSV columns).
 STEP_FIELDS = ("step", "kind", "stage", "name", "cycles", "active_tiles", "start", "end",
                "max_exchange_code_bytes", "vertices")
@@ -42,16 +58,19 @@ class StepRow(NamedTuple):
         return self.classes.stage
 
     def record(self, facts) -> dict:
-        """The row with every spec field, in spec order; `facts` answers the pva ones."""
+        """The row with every spec field, in spec order; `facts` answers the pva ones.
+        BadValue if a number of the row is not a whole number (or NULL: null)."""
+        where = "step {}: ".format(self.step)
         return {
             "step": self.step,
             "kind": self.kind,
             "stage": self.classes.stage,
             "name": self.name,
-            "cycles": self.cycles,
-            "active_tiles": self.active_tiles,
-            "start": self.start,
-            "end": self.end,
+            "cycles": whole(self.cycles, where + "steps_by_ipu.cycles"),
+            "active_tiles": whole(self.active_tiles, where + "steps_by_ipu.active_tiles"),
+            "start": whole(self.start, where + "its start (cycles_base + "
+                                               "active_cycles_from_min)"),
+            "end": whole(self.end, where + "its end (cycles_base + active_cycles_to_max)"),
             "max_exchange_code_bytes": facts.max_exchange_code_bytes(self.program),
             "vertices": facts.vertices(self.compute_set),
         }

@@ -103,7 +103,8 @@ class DeviceSpans:
             if seg_high is not None and (high is None or seg_high > high):
                 high = seg_high
             if low is not None and high is not None:
-                spans[index] = high - low
+                spans[index] = whole(high - low, "the device span of the inference whose "
+                                     "input arrived at step {}".format(self._open[index]))
         for step, span in zip(self._open, spans):
             if span is None:
                 self.warnings.append("the inference whose input arrived at step {} has no "
@@ -168,6 +169,14 @@ def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bo
     """
     rules = rules if rules is not None else load_rules()
     path = Path(path)
+    try:
+        return _summarize(path, rules, pva, use_pva, profile_label)
+    except BadValue as exc:
+        raise ProfileError(path, str(exc))
+
+
+def _summarize(path: Path, rules: StageRules, pva, use_pva: bool,
+               profile_label: Optional[str]) -> Extraction:
     with Profile(path) as profile:
         if not use_pva:
             facts = NoPvaFacts()

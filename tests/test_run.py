@@ -142,7 +142,7 @@ def _no_pva_data(profile: Path) -> None:
 
 BAD_PROFILES = [
     ("not sqlite", _not_sqlite, r"not an SQLite database"),
-    ("truncated", _truncate, r"damaged or truncated|not an SQLite database|malformed"),
+    ("truncated", _truncate, r"truncated|not an SQLite database|malformed"),
     ("missing table", lambda p: _drop_table(p, "memory_by_tile"), r"no table 'memory_by_tile'"),
     ("missing column", lambda p: _drop_column(p, "steps_by_ipu", "active_cycles_to_max"),
      r"table 'steps_by_ipu' has no column 'active_cycles_to_max'"),
