@@ -64,7 +64,11 @@ class PvaFacts:
                 per_tile = list(program.codeBytesByTile)
             except Exception as exc:
                 raise self._fail("the code bytes of program {}".format(program_id), exc)
-            cached = (max(per_tile), sum(per_tile) / len(per_tile)) if per_tile else (0, 0.0)
+            try:
+                cached = ((max(per_tile), sum(per_tile) / len(per_tile)) if per_tile
+                          else (0, 0.0))
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise self._fail("the code bytes of program {}".format(program_id), exc)
             self._code_bytes[program_id] = cached
         return cached
 
@@ -75,7 +79,7 @@ class PvaFacts:
         self.programs()
         known = self._by_id.get(program_id)
         if known is None:
-            raise ProfileError(self.path, "program {} of the trace is not in PopVision's "
+            raise ProfileError(self.path, "program {!r} of the trace is not in PopVision's "
                                "report".format(program_id))
         is_exchange, program = known
         return self.code_bytes(program_id, program)[0] if is_exchange else 0
@@ -86,11 +90,15 @@ class PvaFacts:
             return ""
         names = self._vertices.get(compute_set)
         if names is None:
+            if type(compute_set) is not int or compute_set < 0:
+                # pva's list would take -1 as the last compute set: never a real id.
+                raise ProfileError(self.path, "compute set {!r} of the trace is not in "
+                                   "PopVision's report".format(compute_set))
             try:
                 vertices = self._compilation.computeSets[compute_set].vertices
                 names = "; ".join(vertex.type.name for vertex in vertices)
             except (IndexError, KeyError, TypeError):
-                raise ProfileError(self.path, "compute set {} of the trace is not in "
+                raise ProfileError(self.path, "compute set {!r} of the trace is not in "
                                    "PopVision's report".format(compute_set))
             except Exception as exc:
                 raise self._fail("the vertices of compute set {}".format(compute_set), exc)

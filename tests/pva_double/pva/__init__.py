@@ -10,7 +10,13 @@ beside the profile (format: /work/shared/docs/fixtures.md, mirrored in fixtures/
     report.compilation.computeSets[i].vertices[j].type.name   # i = the JSON's "id"
 
 A `"_test_crash": "SIGSEGV"` (any signal name) in pva-double.json makes openReport kill
-its own process with that signal, as a crash in pva's C++ core would.
+its own process with that signal, as a crash in pva's C++ core would. A
+`"_test_open_error": "text"` makes it raise RuntimeError("text") (pybind11 turns a C++
+exception into RuntimeError; the text may span lines).
+
+A program `type` that is not a member of `Program.Type` (a report from a newer SDK) is
+served as the real, pybind11-made module serves an enum value it has no name for: a
+value equal to no member, whose `.name` is "???".
 
 Like the real module it reads lazily in spirit: `codeBytesByTile` and `vertices` are
 properties, and every access is counted in `access_counts` (keys
@@ -55,6 +61,17 @@ class Program:
         OnEveryTileSwitch = 9
         Repeat = 10
         Sequence = 11
+
+    class UnknownType:
+        """An enum value of a newer SDK: equal to no member; pybind11 names it "???"."""
+
+        name = "???"
+
+        def __init__(self, stored_name):
+            self._stored_name = stored_name
+
+        def __repr__(self):
+            return "<Type.???: {!r}>".format(self._stored_name)
 
     def __init__(self, id_, name, type_, code_bytes):
         self._id = id_
@@ -158,17 +175,20 @@ def _load(path):
     crash = data.get("_test_crash")
     if crash:  # a test of crash isolation: die as a segfault in pva's C++ core would
         os.kill(os.getpid(), getattr(signal, crash))
+    if data.get("_test_open_error"):  # a C++ exception, as pybind11 hands it to Python
+        raise RuntimeError(data["_test_open_error"])
     programs = []
     for entry in data["programs"]:
         type_name = entry["type"]
-        if type_name not in Program.Type.__members__:
-            raise ValueError("unknown program type {!r}".format(type_name))
+        if type_name in Program.Type.__members__:
+            type_ = Program.Type[type_name]
+        else:
+            type_ = Program.UnknownType(str(type_name))
         code_bytes = entry.get("codeBytesByTile", [])
         if not all(isinstance(value, int) for value in code_bytes):
             raise ValueError("codeBytesByTile of program {} is not a list of ints".format(
                 entry["id"]))
-        programs.append(Program(int(entry["id"]), str(entry["name"]),
-                                Program.Type[type_name], code_bytes))
+        programs.append(Program(int(entry["id"]), str(entry["name"]), type_, code_bytes))
     compute_sets = {}
     for entry in data["computeSets"]:
         index = int(entry["id"])
