@@ -109,6 +109,9 @@ def run(
 
     def extract():
         rules = load_rules(rules_file)
+        if len(paths) == 1 and paths[0].is_dir() and paths[0].suffix == ".pop":
+            # A folder named like a profile is a mistake, not a batch to write to -o.
+            raise ProfileError(paths[0], "is a directory, not a profile")
         if len(paths) == 1 and not paths[0].is_dir():
             if jobs is not None or force or shard is not None:
                 _usage("--jobs, --force and --shard are for a batch (a folder or several "

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import orjson
 
+from .errors import OutputError
 from .output import write_atomic
 
 INDEX_NAME = "index.jsonl"
@@ -72,8 +73,12 @@ class IndexWriter:
     def __init__(self, path: Path):
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
+        if os.path.islink(str(path)):  # appending would write wherever it points
+            raise OutputError(path, "is a symbolic link: the index is never written "
+                              "through one (remove it)")
         self._cut_torn_tail()
-        self._fd = os.open(str(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        self._fd = os.open(str(path), flags, 0o666)
 
     def _cut_torn_tail(self) -> None:
         try:
