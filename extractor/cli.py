@@ -72,8 +72,10 @@ def main_options(
 
 @app.command("run")
 def run(
+    # readable=False: an unreadable file is reported by extract in one line (exit 1), not
+    # by click as a usage error in a box.
     paths: List[Path] = typer.Argument(
-        ..., metavar="PATH...",
+        ..., metavar="PATH...", readable=False,
         help="A profile.pop, or folders searched for profile.pop files (a batch)."),
     output: Optional[str] = typer.Option(
         None, "--output", "-o", metavar="FILE|DIR",
@@ -81,7 +83,7 @@ def run(
              "A batch: the output folder, mirroring the input tree. Written atomically; "
              "missing folders are created."),
     rules_file: Optional[Path] = typer.Option(
-        None, "--rules", metavar="FILE",
+        None, "--rules", metavar="FILE", readable=False,
         help="A stage rules TOML file replacing the installed stage_rules.toml."),
     jobs: Optional[int] = typer.Option(
         None, "--jobs", "-j", min=1, metavar="N",

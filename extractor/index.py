@@ -91,11 +91,14 @@ class IndexWriter:
 
     def append(self, entry: dict) -> None:
         line = _line(entry)
-        written = os.write(self._fd, line)
-        if written != len(line):  # only on a full disk or similar: never leave it torn
-            os.ftruncate(self._fd, os.lseek(self._fd, 0, os.SEEK_END) - written)
-            raise OSError("short write to {}".format(self.path))
-        os.fsync(self._fd)
+        try:
+            written = os.write(self._fd, line)
+            if written != len(line):  # only on a full disk or similar: never leave it torn
+                os.ftruncate(self._fd, os.lseek(self._fd, 0, os.SEEK_END) - written)
+                raise OSError("short write")
+            os.fsync(self._fd)
+        except OSError as exc:  # a batch that cannot record its progress stops here
+            raise OutputError(self.path, "cannot write: {}".format(exc.strerror or exc))
 
     def close(self) -> None:
         if self._fd is not None:

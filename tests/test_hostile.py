@@ -1,0 +1,367 @@
+"""Bad input that needs more than a damaged file: writers holding locks, journals beside
+the profile, permissions, full disks, hostile names in a batch, odd rules files."""
+
+import json
+import os
+import resource
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import badinput as bad
+from conftest import EDGE, REPO, copy_case, extract_command, run_extract, sha256
+from test_bad_input import check_error_line, folder_state, summary_text
+
+BASE_EXPECTED = None
+
+
+def base_bytes(label: str) -> bytes:
+    return summary_text(bad.base_summary(label))
+
+
+# ---- writers, journals, WAL -----------------------------------------------------------
+
+WRITER = r"""
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN " + sys.argv[2])
+db.execute("UPDATE steps_by_ipu SET cycles = cycles + 1")   # uncommitted
+print("holding", flush=True)
+time.sleep(60)
+"""
+
+
+def _hold_lock(profile: Path, how: str):
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(profile), how],
+                              stdout=subprocess.PIPE)
+    assert writer.stdout.readline() == b"holding\n"
+    return writer
+
+
+def test_profile_with_an_open_write_transaction_gives_the_committed_summary(tmp_path):
+    # A writer holding a RESERVED lock (BEGIN IMMEDIATE, changes not committed) lets
+    # readers read the committed data: that is a complete profile, so it is extracted.
+    profile = bad.write_base(tmp_path / "case")
+    writer = _hold_lock(profile, "IMMEDIATE")
+    try:
+        before = sha256(profile)
+        result = run_extract(profile, "-o", "-")
+        assert result.code == 0, result
+        assert result.stdout == base_bytes(str(profile))
+        assert sha256(profile) == before
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_profile_locked_exclusively_says_locked_without_hanging(tmp_path):
+    profile = bad.write_base(tmp_path / "case")
+    writer = _hold_lock(profile, "EXCLUSIVE")
+    try:
+        out = tmp_path / "summary.json"
+        started = time.monotonic()
+        result = run_extract(profile, "-o", out, timeout=30)
+        took = time.monotonic() - started
+        assert result.code == 1, result
+        check_error_line(result.stderr, str(profile), r"^locked: another process is writing")
+        assert took < 10
+        assert not out.exists()
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+CRASHING_WRITER = r"""
+import os, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA cache_size = 1")          # spill changed pages into the file
+db.execute("BEGIN")
+db.execute("UPDATE steps SET type = 'X'")
+db.execute("INSERT INTO vars_info SELECT * FROM vars_info")
+db.execute("INSERT INTO steps_by_ipu SELECT * FROM steps_by_ipu")
+os._exit(0)                                  # die mid-transaction: a hot journal stays
+"""
+
+
+def test_hot_journal_is_an_error_and_both_files_stay_as_they_are(tmp_path):
+    profile = bad.write_base(tmp_path / "case")
+    subprocess.run([sys.executable, "-c", CRASHING_WRITER, str(profile)], check=True)
+    journal = Path(str(profile) + "-journal")
+    assert journal.exists() and journal.stat().st_size > 0
+    before = folder_state(profile.parent)
+    result = run_extract(profile, "-o", tmp_path / "s.json")
+    assert result.code == 1, result
+    check_error_line(result.stderr, str(profile), r"^a hot journal \(profile.pop-journal\)")
+    assert folder_state(profile.parent) == before
+    # In a batch it is skipped with a note (a journal beside it: still being written).
+    result = run_extract(tmp_path / "case", "-o", tmp_path / "out")
+    assert "profile.pop-journal beside it: still being written, skipped" in result.stderr
+    assert folder_state(profile.parent) == before
+
+
+def _to_wal(profile: Path) -> None:
+    db = sqlite3.connect(str(profile))
+    assert db.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",)
+    db.close()
+    assert sorted(p.name for p in profile.parent.iterdir()) == ["profile.pop",
+                                                                 "pva-double.json"]
+
+
+def test_wal_profile_in_a_read_only_folder_leaves_nothing_beside_it(tmp_path):
+    profile = bad.write_base(tmp_path / "case")
+    _to_wal(profile)
+    before = folder_state(profile.parent)
+    profile.chmod(0o444)
+    profile.parent.chmod(0o555)
+    try:
+        result = run_extract(profile, "-o", tmp_path / "s.json")
+        assert result.code == 0, result
+        assert (tmp_path / "s.json").read_bytes() == base_bytes(str(profile))
+        assert folder_state(profile.parent) == before  # no -wal, no -shm
+    finally:
+        profile.parent.chmod(0o755)
+    # In a writable folder too (where SQLite would otherwise create -wal and -shm).
+    result = run_extract(profile, "-o", tmp_path / "s.json")
+    assert result.code == 0, result
+    assert folder_state(profile.parent) == before
+
+
+def test_wal_profile_with_its_log_beside_it_is_an_error(tmp_path):
+    profile = bad.write_base(tmp_path / "case")
+    _to_wal(profile)
+    # Commit into the log and leave it there (a writer that has not checkpointed).
+    writer = subprocess.Popen([sys.executable, "-c", r"""
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA wal_autocheckpoint = 0")
+db.execute("UPDATE memory_by_tile SET total = total + 1")
+print("committed", flush=True)
+time.sleep(60)
+""", str(profile)], stdout=subprocess.PIPE)
+    try:
+        assert writer.stdout.readline() == b"committed\n"
+        before = folder_state(profile.parent)
+        assert "profile.pop-wal" in before
+        result = run_extract(profile, "-o", tmp_path / "s.json")
+        assert result.code == 1, result
+        check_error_line(result.stderr, str(profile), r"^a write-ahead log \(profile.pop-wal\)")
+        assert folder_state(profile.parent) == before
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+# ---- permissions, folders, links ----------------------------------------------------
+
+def _without_root_privileges():
+    """A command prefix under which file permissions apply, and how, or None."""
+    if os.geteuid() != 0:
+        return [], "an ordinary user"
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    # Root stays root but loses the capabilities that bypass file permissions.
+    prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
+    probe = subprocess.run(prefix + ["true"])
+    return (prefix, "root without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH") \
+        if probe.returncode == 0 else None
+
+
+def test_unreadable_profile_is_permission_denied(tmp_path):
+    how = _without_root_privileges()
+    if how is None:
+        pytest.skip("running as root without setpriv: permissions cannot be enforced")
+    prefix, _ = how
+    profile = bad.write_base(tmp_path / "case")
+    profile.chmod(0)
+    try:
+        env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
+        done = subprocess.run(prefix + extract_command() + [str(profile), "-o",
+                                                           str(tmp_path / "s.json")],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=60)
+    finally:
+        profile.chmod(0o644)
+    stderr = done.stderr.decode()
+    assert done.returncode == 1, stderr
+    check_error_line(stderr, str(profile), r"^permission denied$")
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_directory_named_profile_pop(tmp_path):
+    folder = tmp_path / "run" / "profile.pop"
+    folder.mkdir(parents=True)
+    result = run_extract(folder, "-o", tmp_path / "s.json")
+    assert result.code == 1, result
+    check_error_line(result.stderr, str(folder), r"^is a directory, not a profile$")
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_symlink_loop_profile(tmp_path):
+    link = tmp_path / "profile.pop"
+    link.symlink_to("profile.pop")
+    result = run_extract(link, "-o", tmp_path / "s.json")
+    assert result.code == 1, result
+    check_error_line(result.stderr, str(link), r"^symbolic link loop$")
+
+
+# ---- writes -------------------------------------------------------------------------
+
+def _limit_file_size(limit: int):
+    def apply():
+        # Writes past `limit` bytes fail with EFBIG instead of killing the process.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def _run_limited(args, limit, cwd=None):
+    env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
+    done = subprocess.run(extract_command() + [str(a) for a in args], cwd=cwd, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                          preexec_fn=_limit_file_size(limit))
+    return done.returncode, done.stderr.decode()
+
+
+def test_full_disk_keeps_the_previous_summary(tmp_path):
+    # A golden summary is ~5 kB: a 1 kB file size limit makes its write fail (EFBIG),
+    # as a full disk fails it (ENOSPC) -- the same OSError path.
+    case = copy_case(EDGE / "multi-ipu", tmp_path / "case")
+    out = tmp_path / "out" / "summary.json"
+    out.parent.mkdir()
+    out.write_bytes(b"previous\n")
+    code, stderr = _run_limited([case, "-o", out], 1024)
+    assert code == 1, stderr
+    check_error_line(stderr, str(out), r"^cannot write: File too large$")
+    assert out.read_bytes() == b"previous\n"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["summary.json"]
+
+
+def test_full_disk_in_a_batch_keeps_previous_outputs_and_the_index(tmp_path):
+    for name in ("a", "b", "c"):
+        copy_case(EDGE / "multi-ipu", tmp_path / "runs" / name)
+    first = run_extract("runs", "-o", "out", cwd=tmp_path)
+    assert first.code == 0, first
+    out = tmp_path / "out"
+    before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    index_before = (out / "index.jsonl").read_bytes()
+    code, stderr = _run_limited(["runs", "-o", "out", "--force"], 1024, cwd=tmp_path)
+    assert code == 1, stderr
+    assert "Traceback" not in stderr
+    # The first summary cannot be written, nor its index line: the batch stops, saying so.
+    errors = [l for l in stderr.splitlines() if l.startswith("extract: error: ")]
+    assert errors == ["extract: error: out/index.jsonl: cannot write: File too large"], stderr
+    assert (out / "index.jsonl").read_bytes() == index_before
+    for path in out.rglob("summary.json"):
+        assert json.loads(path.read_bytes())["qkv_executions"] == 2
+    assert {p.name: p.read_bytes() for p in out.rglob("summary.json")} == \
+        {k: v for k, v in before.items() if k == "summary.json"}
+    assert [p for p in out.rglob("*partial*")] == []
+    # A rerun with room again finds every profile up to date.
+    again = run_extract("runs", "-o", "out", cwd=tmp_path)
+    assert again.stderr.splitlines()[-1] == "0 extracted, 3 up to date, 0 failed", again
+
+
+def _tiny_tmpfs(where: Path):
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    where.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(where)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return done.returncode == 0
+
+
+def test_a_really_full_disk(tmp_path):
+    disk = tmp_path / "disk"
+    if not _tiny_tmpfs(disk):
+        pytest.skip("cannot mount a tmpfs here (needs root): covered by the file size limit")
+    try:
+        (disk / "filler").write_bytes(b"x" * 4096)
+        out = disk / "summary.json"
+        out.write_bytes(b"previous\n")
+        while True:  # fill the rest of the disk
+            try:
+                with open(str(disk / "more"), "ab") as handle:
+                    handle.write(b"x" * 1024)
+            except OSError:
+                break
+        case = copy_case(EDGE / "multi-ipu", tmp_path / "case")
+        result = run_extract(case, "-o", out)
+        assert result.code == 1, result
+        check_error_line(result.stderr, str(out), r"^cannot write: No space left on device$")
+        assert out.read_bytes() == b"previous\n"
+        assert sorted(p.name for p in disk.iterdir()) == ["filler", "more", "summary.json"]
+    finally:
+        subprocess.run(["umount", str(disk)])
+
+
+HOSTILE_FOLDERS = ["...", "-o", "a\nb", " lead", "tab\there", "\u00e9t\u00e9",
+                   "x" * 200, ".hidden", "a;rm -rf x", "$(touch pwned)"]
+
+
+def test_hostile_folder_names_stay_inside_the_output_folder(tmp_path):
+    runs = tmp_path / "runs"
+    for name in HOSTILE_FOLDERS:
+        copy_case(EDGE / "one-anchor", runs / name / "in")
+    result = run_extract("runs", "-o", "out", cwd=tmp_path)
+    assert result.code == 0, result
+    out = tmp_path / "out"
+    real_out = os.path.realpath(str(out))
+    written = sorted(out.rglob("summary.json"))
+    assert len(written) == len(HOSTILE_FOLDERS)
+    for path in written:
+        assert os.path.realpath(str(path)).startswith(real_out + os.sep)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "runs"]
+    entries = [json.loads(l) for l in (out / "index.jsonl").read_text().splitlines()]
+    assert sorted(e["output"] for e in entries) == sorted(
+        "out/{}/in/summary.json".format(n) for n in HOSTILE_FOLDERS)
+
+
+def test_index_symlink_is_not_written_through(tmp_path):
+    copy_case(EDGE / "one-anchor", tmp_path / "runs" / "a")
+    (tmp_path / "out").mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"keep me\n")
+    (tmp_path / "out" / "index.jsonl").symlink_to(victim)
+    result = run_extract("runs", "-o", "out", cwd=tmp_path)
+    assert result.code == 1, result
+    assert "extract: error: out/index.jsonl: is a symbolic link" in result.stderr
+    assert victim.read_bytes() == b"keep me\n"
+
+
+# ---- rules files the existing tests do not cover -------------------------------------
+
+@pytest.mark.parametrize("case", ["not utf-8", "a folder", "empty"])
+def test_odd_rules_files(tmp_path, case):
+    rules = tmp_path / "rules.toml"
+    if case == "not utf-8":
+        rules.write_bytes(b'fallback = "\xff"\n')
+        pattern = r"not UTF-8 text"
+    elif case == "a folder":
+        rules.mkdir()
+        pattern = r"cannot read: Is a directory"
+    else:
+        rules.write_bytes(b"")
+        pattern = r"missing key 'fallback'"
+    profile = bad.write_base(tmp_path / "case")
+    result = run_extract(profile, "-o", tmp_path / "s.json", "--rules", rules)
+    assert result.code == 2, result
+    check_error_line(result.stderr, str(rules), pattern)
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_bad_rules_stop_a_batch_before_anything_is_written(tmp_path):
+    copy_case(EDGE / "one-anchor", tmp_path / "runs" / "a")
+    rules = tmp_path / "rules.toml"
+    rules.write_text((REPO / "stage_rules.toml").read_text().replace(
+        'kernel = "/Convolve$"', 'kernel = "(/Convolve$"'))
+    result = run_extract("runs", "-o", "out", "--rules", rules, cwd=tmp_path)
+    assert result.code == 2, result
+    check_error_line(result.stderr, str(rules), r"selector 'kernel' is not a valid regular")
+    assert not (tmp_path / "out").exists()
