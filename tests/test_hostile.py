@@ -365,3 +365,28 @@ def test_bad_rules_stop_a_batch_before_anything_is_written(tmp_path):
     assert result.code == 2, result
     check_error_line(result.stderr, str(rules), r"selector 'kernel' is not a valid regular")
     assert not (tmp_path / "out").exists()
+
+
+def test_unwritable_output_folder_keeps_the_previous_summary(tmp_path):
+    how = _without_root_privileges()
+    if how is None:
+        pytest.skip("running as root without setpriv: permissions cannot be enforced")
+    prefix, _ = how
+    profile = bad.write_base(tmp_path / "case")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "summary.json").write_bytes(b"previous\n")
+    locked.chmod(0o555)
+    try:
+        env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
+        done = subprocess.run(prefix + extract_command() + [str(profile), "-o",
+                                                           str(locked / "summary.json")],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=60)
+    finally:
+        locked.chmod(0o755)
+    stderr = done.stderr.decode()
+    assert done.returncode == 1, stderr
+    check_error_line(stderr, str(locked / "summary.json"), r"^cannot write: Permission denied$")
+    assert sorted(p.name for p in locked.iterdir()) == ["summary.json"]
+    assert (locked / "summary.json").read_bytes() == b"previous\n"
