@@ -6,7 +6,7 @@ hang, or a change to the input.
 
 Bounded for CI (a few seconds). A longer run of the same properties:
 
-    EXTRACT_FUZZ_EXAMPLES=3000 .venv/bin/python -m pytest -q tests/test_fuzz.py
+    EXTRACT_FUZZ_EXAMPLES=8000 .venv/bin/python -m pytest -q tests/test_fuzz.py
 
 (docs/fuzzing.md records the last long run). EXTRACT_FUZZ_SEED pins hypothesis's seed.
 """
@@ -216,3 +216,43 @@ def test_mutated_profiles_through_the_command(bases, tmp_path_factory, which, mu
         assert errors[0].startswith("extract: error: {}: ".format(profile))
         assert "unexpected failure" not in errors[0]
         assert result.stdout == b""
+
+
+@maybe_seed
+@FUZZ_SETTINGS
+@given(which=st.sampled_from(["base", "multi-ipu"]),
+       flips=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 7)), min_size=1,
+                      max_size=40))
+def test_flipped_bits_give_a_summary_of_what_sqlite_reads_or_one_line(bases, tmp_path_factory,
+                                                                      which, flips):
+    """Byte-level damage: SQLite has no checksums, so a flip it cannot notice gives the
+    summary of what it reads (the oracle's, read through the same SQLite); anything
+    else must be the one-line error."""
+    sys.path.insert(0, str(PVA_DOUBLE))
+    try:
+        import pva
+        from extractor import summarize
+        from extractor.errors import ExtractorError
+        from extractor.render import summary_bytes
+    finally:
+        sys.path.remove(str(PVA_DOUBLE))
+    folder = tmp_path_factory.getbasetemp() / "fuzz-flip"
+    profile = fresh_copy(bases, which, folder)
+    data = bytearray(profile.read_bytes())
+    for at, bit in flips:
+        data[at % len(data)] ^= 1 << bit
+    profile.write_bytes(bytes(data))
+    before = folder_state(folder)
+    with time_limit(30):
+        try:
+            got = summary_bytes(summarize(profile, pva=pva, profile_label="p").summary)
+        except ExtractorError as exc:
+            got = None
+            assert str(exc).startswith(str(profile) + ": ") and "\n" not in str(exc)
+    assert folder_state(folder) == before
+    if got is not None:
+        try:
+            expected = summary_text(oracle_summary(profile, "p"))
+        except Refused:
+            pytest.fail("the oracle refuses this profile, extract summarised it")
+        assert got == expected
