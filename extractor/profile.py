@@ -102,7 +102,7 @@ class Profile:
     def __init__(self, path, check_schema: bool = True):
         self.path = Path(path)
         self._check_file()
-        wal = self._check_header()
+        wal = self._check_header(strict=check_schema)
         try:
             # A WAL-mode file read normally gets a -shm and -wal created beside it; with
             # no -wal there is nothing to merge, and `immutable` reads the file alone.
@@ -170,8 +170,11 @@ class Profile:
         if not os.access(str(self.path), os.R_OK):
             raise ProfileError(self.path, "permission denied")
 
-    def _check_header(self) -> bool:
-        """Check the 100-byte SQLite header and the file's length; True for WAL mode."""
+    def _check_header(self, strict: bool = True) -> bool:
+        """Check the 100-byte SQLite header and the file's length; True for WAL mode.
+
+        Not `strict` (`extract inspect`): an empty or truncated file is left to SQLite
+        (an empty file is an empty database to it); a stray -wal is still refused."""
         try:
             with open(str(self.path), "rb") as handle:
                 header = handle.read(100)
@@ -180,6 +183,11 @@ class Profile:
             if exc.errno in (errno.EACCES, errno.EPERM):
                 raise ProfileError(self.path, "permission denied")
             raise ProfileError(self.path, "cannot read: {}".format(exc.strerror or exc))
+        if not strict:
+            wal = len(header) >= 20 and header[18] == 2 and header[19] == 2
+            if wal and os.path.lexists(str(self.path) + "-wal"):
+                raise self._stray_wal()
+            return wal
         if not header:
             raise ProfileError(self.path, "empty file (0 bytes): not an SQLite database")
         if not header.startswith(SQLITE_MAGIC[:len(header)]):
@@ -197,12 +205,14 @@ class Profile:
                                    size, pages, page_size, pages * page_size))
         wal = header[18] == 2 and header[19] == 2
         if wal and os.path.lexists(str(self.path) + "-wal"):
-            raise ProfileError(self.path, "a write-ahead log ({}-wal) is beside it: the "
-                               "profile is still being written, or its writer did not close "
-                               "it; reading it would write beside the input, which extract "
-                               "never does (checkpoint a copy with sqlite3 first)".format(
-                                   self.path.name))
+            raise self._stray_wal()
         return wal
+
+    def _stray_wal(self) -> ProfileError:
+        return ProfileError(self.path, "a write-ahead log ({}-wal) is beside it: the profile "
+                            "is still being written, or its writer did not close it; reading "
+                            "it would write beside the input, which extract never does "
+                            "(checkpoint a copy with sqlite3 first)".format(self.path.name))
 
     def _check_schema(self) -> None:
         try:

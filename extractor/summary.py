@@ -170,13 +170,13 @@ def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bo
     rules = rules if rules is not None else load_rules()
     path = Path(path)
     try:
-        return _summarize(path, rules, pva, use_pva, profile_label)
+        return _summarize(path, rules, pva, use_pva, profile_label, step_sink)
     except BadValue as exc:
         raise ProfileError(path, str(exc))
 
 
 def _summarize(path: Path, rules: StageRules, pva, use_pva: bool,
-               profile_label: Optional[str]) -> Extraction:
+               profile_label: Optional[str], step_sink) -> Extraction:
     with Profile(path) as profile:
         if not use_pva:
             facts = NoPvaFacts()
