@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from .errors import one_line
-from .profile import REQUIRED_COLUMNS, Profile
+from .profile import REQUIRED_COLUMNS, SQL_ERRORS, Profile
 
 #: A rowid table whose rowids span at most this many values is counted exactly: it holds
 #: at most that many rows, so count(*) reads little.
@@ -50,7 +50,7 @@ def inspect_profile(path, exact: bool = False, use_pva: bool = True) -> dict:
     with Profile(path, check_schema=False) as profile:
         try:
             answer = _sql_facts(profile.db, path, exact)
-        except sqlite3.Error as exc:
+        except SQL_ERRORS as exc:  # a damaged schema can make SQLite's message not UTF-8
             raise profile.error(exc)
     answer["pva"], pva = pva_status() if use_pva else (_pva_not_asked(), None)
     answer["report"] = report_facts(pva, path) if pva is not None else None

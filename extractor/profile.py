@@ -110,7 +110,7 @@ class Profile:
                                       timeout=BUSY_TIMEOUT)
             # Names with invalid UTF-8 (a damaged or foreign profile) are still labels.
             self.db.text_factory = _lenient_text
-        except sqlite3.Error as exc:
+        except SQL_ERRORS as exc:
             raise self.error(exc)
         if not check_schema:
             return
@@ -131,6 +131,9 @@ class Profile:
 
     def error(self, exc) -> ProfileError:
         """A ProfileError naming this file, from an SQLite exception or a message."""
+        if isinstance(exc, UnicodeDecodeError):
+            return ProfileError(self.path, "damaged SQLite file (SQLite's message about it "
+                                "is not even UTF-8 text)")
         if isinstance(exc, sqlite3.Error):
             message = str(exc)
             if message == "file is not a database":
@@ -231,7 +234,7 @@ class Profile:
             self._check_unique("compute_sets", "compute_set")
             if not self._is_rowid_alias("steps", "id"):
                 self._check_unique("steps", "id")
-        except sqlite3.Error as exc:
+        except SQL_ERRORS as exc:
             raise self.error(exc)
 
     def _check_unique(self, table: str, column: str) -> None:
@@ -275,14 +278,14 @@ class Profile:
         except sqlite3.OperationalError as exc:
             if "decode to UTF-8" not in str(exc):
                 raise self.error(exc)
-        except sqlite3.Error as exc:
+        except SQL_ERRORS as exc:
             raise self.error(exc)
         else:
             return
         try:
             for row in itertools.islice(self.db.execute(sql), done, None):
                 yield row
-        except sqlite3.Error as exc:
+        except SQL_ERRORS as exc:
             raise self.error(exc)
 
     def names(self):
@@ -317,5 +320,5 @@ class Profile:
     def _one_row(self, sql: str, parameters=()):
         try:
             return self.db.execute(sql, parameters).fetchone()
-        except sqlite3.Error as exc:
+        except SQL_ERRORS as exc:
             raise self.error(exc)

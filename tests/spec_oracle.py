@@ -129,7 +129,7 @@ def oracle_summary(profile, label: str) -> dict:
             vars_info = _read(db, "vars_info", REQUIRED["vars_info"])
             categories = _read(db, "var_categories", REQUIRED["var_categories"])
             memory = _read(db, "memory_by_tile", REQUIRED["memory_by_tile"])
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise Refused("SQLite cannot read it: {}".format(exc))
     finally:
         db.close()
