@@ -184,6 +184,13 @@ def corpus():
                 else "truncated {} bytes short".format(-offset))
         cases.append(Case(name, truncate_at(offset),
                           Error(r"truncated: \d+ bytes")))
+    # A damaged schema whose SQLite error message quotes bytes that are not UTF-8 (found
+    # by the bit-flip fuzz: Python raised UnicodeDecodeError decoding the message).
+    cases.append(Case("schema text not UTF-8", sql(
+        "PRAGMA writable_schema = ON",
+        "UPDATE sqlite_master SET sql = CAST(x'{}' AS TEXT) WHERE name = 'tiles'".format(
+            b"CREATE TABLE tiles (tile, ipu) \xcb\xcb".hex())),
+        Error(r"^damaged SQLite file \(SQLite's message about it is not even UTF-8 text\)$")))
     for seed in range(6):
         cases.append(Case("flipped bytes {}".format(seed), flip_pages(seed), Either()))
     # Tables and columns.
