@@ -60,6 +60,11 @@ class Refused(Exception):
     """The data cannot give a summary: the extractor must fail with one line."""
 
 
+class Unreadable(Refused):
+    """SQLite itself fails reading a whole table (damage): the extractor, which reads
+    only the pages it needs, may or may not meet that damage."""
+
+
 def _whole(value, what):
     if value is None or type(value) is int:
         return value
@@ -123,6 +128,9 @@ def oracle_summary(profile, label: str) -> dict:
     try:
         try:
             steps = _read(db, "steps", REQUIRED["steps"], text=("type",))
+            keys = [c for c in db.execute('PRAGMA table_info("steps")') if c[5]]
+            steps_id_is_rowid = (len(keys) == 1 and keys[0][1] == "id"
+                                 and str(keys[0][2]).upper() == "INTEGER")
             sbi = _read(db, "steps_by_ipu", REQUIRED["steps_by_ipu"])
             programs = _read(db, "programs", REQUIRED["programs"], text=("name",))
             compute_sets = _read(db, "compute_sets", REQUIRED["compute_sets"], text=("name",))
@@ -130,12 +138,13 @@ def oracle_summary(profile, label: str) -> dict:
             categories = _read(db, "var_categories", REQUIRED["var_categories"])
             memory = _read(db, "memory_by_tile", REQUIRED["memory_by_tile"])
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-            raise Refused("SQLite cannot read it: {}".format(exc))
+            raise Unreadable("SQLite cannot read it: {}".format(exc))
     finally:
         db.close()
     _unique(programs, 0, "programs.id")
     _unique(compute_sets, 0, "compute_sets.compute_set")
-    _unique(steps, 0, "steps.id")
+    if not steps_id_is_rowid:  # an INTEGER PRIMARY KEY is unique by SQLite's contract
+        _unique(steps, 0, "steps.id")
 
     program_name = {p[0]: p[1] for p in programs if p[0] is not None}
     cs_name = {c[0]: c[1] for c in compute_sets if c[0] is not None}
