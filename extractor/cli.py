@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from . import __version__
-from .errors import ExtractorError, one_line
+from .errors import ExtractorError, ProfileError, one_line
 from .output import STDOUT, write_output
 from .render import summary_bytes
 from .rules import load_rules

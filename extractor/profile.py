@@ -46,9 +46,19 @@ JOIN steps AS s ON s.id = i.step_id
 ORDER BY s.id{}
 """
 
-# Whole scans of small tables (a row per program, per compute set).
-_PROGRAM_NAMES = "SELECT id, name FROM programs"
-_COMPUTE_SET_NAMES = "SELECT compute_set, name FROM compute_sets"
+# Whole scans of small tables (a row per program, per compute set). A name stored as a
+# number or a blob is still a label: read as SQLite's text of it.
+_PROGRAM_NAMES = "SELECT id, CAST(name AS TEXT) FROM programs"
+_COMPUTE_SET_NAMES = "SELECT compute_set, CAST(name AS TEXT) FROM compute_sets"
+
+# start and end are summed by SQLite, which reads text or a blob as a number (0 for
+# 'abc'): one look at the three columns refuses that first. max() sorts text and blobs
+# after every number and never overflows, so a number back means none is there.
+_START_END_PARTS = ("cycles_base", "active_cycles_from_min", "active_cycles_to_max")
+_NOT_NUMBERS = """
+SELECT max(cycles_base), max(active_cycles_from_min), max(active_cycles_to_max)
+FROM steps_by_ipu
+"""
 
 # Per tile, the bytes of its exchange code; then min/avg/max over the tiles that have any.
 # The category is resolved by a subquery so vars_info (millions of rows) is scanned once
@@ -62,8 +72,20 @@ SELECT min(b), avg(b), max(b), max(typeof(b) = 'real') FROM (
 )
 """
 
-# One scan of a table of a row per tile.
-_ALLOCATED_MEMORY = "SELECT min(total), avg(total), max(total) FROM memory_by_tile"
+# One scan of a table of a row per tile; the last column: a total is not a whole number.
+_ALLOCATED_MEMORY = """
+SELECT min(total), avg(total), max(total), max(typeof(total) NOT IN ('integer', 'null'))
+FROM memory_by_tile
+"""
+
+# What a query can raise: SQLite's errors, and (on a damaged schema) a UnicodeDecodeError
+# when Python decodes SQLite's own message about it.
+SQL_ERRORS = (sqlite3.Error, UnicodeDecodeError)
+
+# How long a reader waits for a writer's exclusive lock before saying "locked" (seconds).
+BUSY_TIMEOUT = 1.0
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def _read_only_uri(path: Path, immutable: bool = False) -> str:
@@ -234,6 +256,9 @@ class Profile:
             self._check_unique("compute_sets", "compute_set")
             if not self._is_rowid_alias("steps", "id"):
                 self._check_unique("steps", "id")
+                self._check_whole("steps", "id")
+            if any(isinstance(v, (str, bytes)) for v in self.db.execute(_NOT_NUMBERS).fetchone()):
+                self._not_number()
         except SQL_ERRORS as exc:
             raise self.error(exc)
 
@@ -246,6 +271,25 @@ class Profile:
             raise ProfileError(self.path, "table {!r} has more than one row with {} {}: "
                                "{} must be unique".format(table, column,
                                                          _shown(repeated[0]), column))
+
+    def _check_whole(self, table: str, column: str) -> None:
+        """Steps are ordered and compared by id: an id must be a whole number (or NULL)."""
+        row = self.db.execute('SELECT "{0}" FROM "{1}" WHERE typeof("{0}") NOT IN '
+                              "('integer', 'null') LIMIT 1".format(column, table)).fetchone()
+        if row is not None:
+            raise ProfileError(self.path, "{}.{} is {}, not a whole number".format(
+                table, column, storage_class(row[0])))
+
+    def _not_number(self) -> None:
+        """Raise the error for the first steps_by_ipu row with text or a blob in a
+        start/end ingredient."""
+        test = " OR ".join("typeof({}) IN ('text', 'blob')".format(c) for c in _START_END_PARTS)
+        row = self.db.execute("SELECT step_id, {} FROM steps_by_ipu WHERE {} LIMIT 1".format(
+            ", ".join(_START_END_PARTS), test)).fetchone()
+        for column, value in zip(_START_END_PARTS, row[1:]):
+            if isinstance(value, (str, bytes)):
+                raise ProfileError(self.path, "step {}: steps_by_ipu.{} is {}, not a "
+                                   "number".format(row[0], column, storage_class(value)))
 
     def _is_rowid_alias(self, table: str, column: str) -> bool:
         # An INTEGER PRIMARY KEY column is the rowid: unique by construction.
@@ -264,9 +308,10 @@ class Profile:
     def step_rows(self):
         """Raw step rows in spec order: (step, kind, cycles, active_tiles, start, end,
         program, compute_set). Streamed: SQLite hands them over as they are read."""
-        order = ", i.rowid" if self._steps_by_ipu_has_rowid else ""
+        sql = _STEP_ROWS.format(", i.rowid" if self._steps_by_ipu_has_rowid else "")
+        done = 0
         try:
-            # Fast path: SQLite's text taken as valid UTF-8. A name that is not (met
+            # Fast path: SQLite's text taken as valid UTF-8. A kind that is not (met
             # rarely) restarts the query with the lenient reader, after the rows given.
             self.db.text_factory = str
             try:
@@ -294,7 +339,7 @@ class Profile:
         try:
             return tuple({key: name for key, name in self.db.execute(sql) if key is not None}
                          for sql in (_PROGRAM_NAMES, _COMPUTE_SET_NAMES))
-        except sqlite3.Error as exc:
+        except SQL_ERRORS as exc:
             raise self.error(exc)
 
     def exchange_memory_per_tile(self) -> dict:

@@ -61,9 +61,12 @@ class StepRow(NamedTuple):
         """The row with every spec field, in spec order; `facts` answers the pva ones.
         BadValue if a number of the row is not a whole number (or NULL: null)."""
         where = "step {}: ".format(self.step)
+        kind = self.kind
+        if isinstance(kind, bytes):  # a blob where the kind belongs: read as text
+            kind = kind.decode("utf-8", "replace")
         return {
             "step": self.step,
-            "kind": self.kind,
+            "kind": kind,
             "stage": self.classes.stage,
             "name": self.name,
             "cycles": whole(self.cycles, where + "steps_by_ipu.cycles"),

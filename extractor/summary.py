@@ -18,8 +18,9 @@ from typing import List, NamedTuple, Optional
 from .profile import Profile
 from .pvafacts import NoPvaFacts, PvaFacts, import_pva
 from .rules import StageRules, load_rules
-from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, NamedStep,
-                    StepNames, make_step_row)
+from .errors import ProfileError
+from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue,
+                    NamedStep, StepNames, make_step_row, whole)
 
 SUMMARY_KEYS = ("profile", "kernels", "attention_exchanges", "exchange_memory_per_tile",
                 "device_spans", "qkv_executions", "allocated_memory")

@@ -318,12 +318,17 @@ def corpus():
         Case("beyond 2**63 as REAL, in a span only",
              _step_column(6, "cycles_base", "1180591620717411303424.0"),
              Error(r"device span of the inference whose input arrived at step 2 is the real")),
-        # start/end summed exactly although SQLite's 64-bit sum would overflow:
-        # step 9: base 2**62, from_min 20, to_max 2**62 -> end 2**63; span 2**63 - 100.
+        # step 9: base 2**62, to_max 2**62 -> end 2**63, beyond SQLite's 64-bit sum, which
+        # gives a REAL: no whole number for the span.
         Case("start and end beyond 2**63", sql(
             "UPDATE steps_by_ipu SET cycles_base = 4611686018427387904, "
             "active_cycles_to_max = 4611686018427387904 WHERE step_id = 9"),
-             Summary(lambda s: s.update(device_spans=[2 ** 63 - 100]))),
+             Error(r"the device span of the inference whose input arrived at step 2 is the "
+                   r"real number 9\.2233720368547\d+e\+18, not a whole number")),
+        # ... and a start beyond 2**63 on a step no rule uses is not looked at (step 11).
+        Case("start beyond 2**63 unused", sql(
+            "UPDATE steps_by_ipu SET cycles_base = 9223372036854775807 WHERE step_id = 11"),
+             Summary()),
         Case("exchange code sum beyond 64 bits", sql(
             "UPDATE vars_info SET size_bytes = 9223372036854775807 WHERE size_bytes IN (100, 20)"),
              Error(r"a sum overflows 64-bit integers")),

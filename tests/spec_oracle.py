@@ -13,8 +13,9 @@ docs/bad-input.md, restated independently:
 
 - a required table or column missing; a repeated programs.id, compute_sets.compute_set
   or steps.id;
-- a step id, or a start/end ingredient, that is text or a blob (NULL is allowed: NULL
-  ingredients give a NULL start or end, as in SQL);
+- a steps.id that is not a whole number, or a start/end ingredient (any steps_by_ipu
+  row) that is text or a blob (NULL is allowed: NULL ingredients give a NULL start or
+  end, as in SQL); start and end are summed as SQLite sums them (beyond 64 bits: REAL);
 - a value reaching the summary (a kernel's cycles, active_tiles, start, end; a device
   span) that is not a whole number (a REAL, e.g. beyond 2**63) -- NULL gives null;
 - an exchange-code size (of a counted row) or a memory_by_tile total that is not a
@@ -107,6 +108,14 @@ def _unique(rows, index, what):
         seen.add(key)
 
 
+def _sqlite_add(a, b):
+    """a + b as SQLite computes it: 64-bit integers, or a REAL when that overflows."""
+    total = a + b
+    if type(total) is int and not INT64[0] <= total <= INT64[1]:
+        return float(a) + float(b)
+    return total
+
+
 def _sort_key(value):
     # SQLite's order of storage classes: NULL, numbers, text, blobs.
     if value is None:
@@ -159,18 +168,19 @@ def oracle_summary(profile, label: str) -> dict:
             continue
         for _, cycles, tiles, base, low, high in by_step.get(step_id, ()):
             joined.append((step_id, kind, program, cs, cycles, tiles, base, low, high))
-    for row in joined:
-        if isinstance(row[0], (str, bytes)) or type(row[0]) is not int:
-            raise Refused("step id {!r}".format(row[0]))
+    for step_id, _, _, _ in steps:
+        if step_id is not None and type(step_id) is not int:
+            raise Refused("step id {!r}".format(step_id))
+    for row in sbi:
+        for value in row[3:]:
+            if isinstance(value, (str, bytes)):
+                raise Refused("start/end ingredient {!r}".format(value))
     joined.sort(key=lambda r: _sort_key(r[0]))  # stable: rows of one step keep row order
 
     rows = []
     for step_id, kind, program, cs, cycles, tiles, base, low, high in joined:
-        for value in (base, low, high):
-            if value is not None and not isinstance(value, (int, float)):
-                raise Refused("start/end ingredient {!r}".format(value))
-        start = None if base is None or low is None else base + low
-        end = None if base is None or high is None else base + high
+        start = None if base is None or low is None else _sqlite_add(base, low)
+        end = None if base is None or high is None else _sqlite_add(base, high)
         name = cs_name.get(cs) if cs is not None else None
         if not name:
             name = program_name.get(program) if program is not None else None
