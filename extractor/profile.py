@@ -152,11 +152,14 @@ class Profile:
 
     def error(self, exc) -> ProfileError:
         """A ProfileError naming this file, from an SQLite exception or a message."""
-        if isinstance(exc, UnicodeDecodeError):
-            return ProfileError(self.path, "damaged SQLite file (SQLite's message about it "
-                                "is not even UTF-8 text)")
+        unreadable = ProfileError(self.path, "damaged SQLite file (SQLite's message about "
+                                  "it is not readable text)")
+        if isinstance(exc, UnicodeDecodeError):  # Python 3.9+ on a non-UTF-8 message
+            return unreadable
         if isinstance(exc, sqlite3.Error):
             message = str(exc)
+            if not message.strip():  # Python 3.8 gives the error with no message
+                return unreadable
             if message == "file is not a database":
                 message = "not an SQLite database"
             elif "malformed" in message:
