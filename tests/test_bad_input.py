@@ -7,9 +7,7 @@ partial file; a summary is exactly `json.dumps(summary, indent=2) + "\\n"`.
 """
 
 import json
-import os
 import re
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 

@@ -18,7 +18,6 @@ import badinput as bad
 from conftest import EDGE, REPO, copy_case, extract_command, run_extract, sha256
 from test_bad_input import check_error_line, folder_state, summary_text
 
-BASE_EXPECTED = None
 
 
 def base_bytes(label: str) -> bytes:
