@@ -19,7 +19,6 @@ from conftest import EDGE, REPO, copy_case, extract_command, run_extract, sha256
 from test_bad_input import check_error_line, folder_state, summary_text
 
 
-
 def base_bytes(label: str) -> bytes:
     return summary_text(bad.base_summary(label))
 
