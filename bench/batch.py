@@ -64,7 +64,7 @@ def summaries(outdir: Path) -> dict:
 
 
 def main(smoke: bool = False) -> int:
-    variants, copies, runs_from, repeats = (2, 4, 2, 1) if smoke else (4, 8, 24, 3)
+    variants, copies, runs_from, repeats = (2, 4, 2, 1) if smoke else (4, 8, 24, 5)
     profiles = batch_folder(variants, copies, runs_from)
     count = variants * copies
     out = CACHE / "batch-out"

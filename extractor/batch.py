@@ -285,12 +285,18 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
         if todo:
             pool = _Pool(multiprocessing.get_context("spawn"), outdir, rules, options,
                          min(jobs, len(todo)))
-            while todo or pool.busy:
+
+            def feed() -> None:
                 while todo and pool.idle:
                     item = todo.popleft()
                     pool.dispatch(item)
                     reporter.started(item)
-                for entry in pool.collect():
+
+            feed()
+            while pool.busy:
+                finished = pool.collect()
+                feed()  # idle workers get their next profile before this one is recorded
+                for entry in finished:
                     finish(entry)
     except KeyboardInterrupt:
         interrupted = True
