@@ -388,3 +388,52 @@ def test_unwritable_output_folder_keeps_the_previous_summary(tmp_path):
     check_error_line(stderr, str(locked / "summary.json"), r"^cannot write: Permission denied$")
     assert sorted(p.name for p in locked.iterdir()) == ["summary.json"]
     assert (locked / "summary.json").read_bytes() == b"previous\n"
+
+
+def test_unreadable_and_locked_profiles_in_a_batch_of_good_ones(tmp_path):
+    # The two cases above, inside one batch: the unreadable one fails with its own line
+    # and reason; the locked one has its writer's -journal beside it, so the batch skips it
+    # as still being written (a note, no index line); every good profile is still
+    # extracted and indexed; no input changes.
+    how = _without_root_privileges()
+    if how is None:
+        pytest.skip("running as root without setpriv: permissions cannot be enforced")
+    prefix, _ = how
+    runs = tmp_path / "runs"
+    good = [bad.write_base(runs / name) for name in ("a-good", "m-good", "z-good")]
+    unreadable = bad.write_base(runs / "b-unreadable")
+    locked = bad.write_base(runs / "c-locked")
+    hashes = {p: sha256(p) for p in good + [locked]}
+    # Lock first: the lock holder must read the file before it becomes unreadable.
+    writer = _hold_lock(locked, "EXCLUSIVE")
+    unreadable.chmod(0)
+    try:
+        env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
+        done = subprocess.run(prefix + extract_command() + ["runs", "-o", "out", "-j", "2"],
+                              cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=120)
+    finally:
+        unreadable.chmod(0o644)
+        writer.kill()
+        writer.wait()
+    stderr = done.stderr.decode()
+    assert done.returncode == 1, stderr
+    lines = stderr.splitlines()
+    assert "extract: error: runs/b-unreadable/profile.pop: permission denied" in lines
+    assert ("extract: note: runs/c-locked/profile.pop: profile.pop-journal beside it: "
+            "still being written, skipped") in lines
+    assert lines[-1] == "3 extracted, 0 up to date, 1 failed"
+    entries = {e["profile"]: e for e in (json.loads(l) for l in
+                                         (tmp_path / "out" / "index.jsonl").read_text()
+                                         .splitlines())}
+    for path in good:
+        label = "runs/{}/profile.pop".format(path.parent.name)
+        assert entries[label]["status"] == "ok"
+        written = (tmp_path / "out" / path.parent.name / "summary.json").read_bytes()
+        assert written == base_bytes(label)
+    assert entries["runs/b-unreadable/profile.pop"]["status"] == "failed"
+    assert "permission denied" in entries["runs/b-unreadable/profile.pop"]["reason"]
+    assert "runs/c-locked/profile.pop" not in entries
+    assert not (tmp_path / "out" / "b-unreadable").exists()
+    assert not (tmp_path / "out" / "c-locked").exists()
+    assert {p: sha256(p) for p in good + [locked]} == hashes
