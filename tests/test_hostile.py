@@ -171,23 +171,32 @@ def _without_root_privileges():
         if probe.returncode == 0 else None
 
 
-def test_unreadable_profile_is_permission_denied(tmp_path):
+def _require_permissions():
+    """The command prefix under which permissions are enforced; skips the test without."""
     how = _without_root_privileges()
     if how is None:
         pytest.skip("running as root without setpriv: permissions cannot be enforced")
-    prefix, _ = how
+    return how[0]
+
+
+def _run_without_root(prefix, args, cwd=None):
+    """Run extract ARGS under `prefix` with the pva stand-in: (exit code, stderr)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
+    done = subprocess.run(prefix + extract_command() + [str(a) for a in args], cwd=cwd,
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=120)
+    return done.returncode, done.stderr.decode()
+
+
+def test_unreadable_profile_is_permission_denied(tmp_path):
+    prefix = _require_permissions()
     profile = bad.write_base(tmp_path / "case")
     profile.chmod(0)
     try:
-        env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
-        done = subprocess.run(prefix + extract_command() + [str(profile), "-o",
-                                                           str(tmp_path / "s.json")],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=60)
+        code, stderr = _run_without_root(prefix, [profile, "-o", tmp_path / "s.json"])
     finally:
         profile.chmod(0o644)
-    stderr = done.stderr.decode()
-    assert done.returncode == 1, stderr
+    assert code == 1, stderr
     check_error_line(stderr, str(profile), r"^permission denied$")
     assert not (tmp_path / "s.json").exists()
 
@@ -366,25 +375,17 @@ def test_bad_rules_stop_a_batch_before_anything_is_written(tmp_path):
 
 
 def test_unwritable_output_folder_keeps_the_previous_summary(tmp_path):
-    how = _without_root_privileges()
-    if how is None:
-        pytest.skip("running as root without setpriv: permissions cannot be enforced")
-    prefix, _ = how
+    prefix = _require_permissions()
     profile = bad.write_base(tmp_path / "case")
     locked = tmp_path / "locked"
     locked.mkdir()
     (locked / "summary.json").write_bytes(b"previous\n")
     locked.chmod(0o555)
     try:
-        env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
-        done = subprocess.run(prefix + extract_command() + [str(profile), "-o",
-                                                           str(locked / "summary.json")],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=60)
+        code, stderr = _run_without_root(prefix, [profile, "-o", locked / "summary.json"])
     finally:
         locked.chmod(0o755)
-    stderr = done.stderr.decode()
-    assert done.returncode == 1, stderr
+    assert code == 1, stderr
     check_error_line(stderr, str(locked / "summary.json"), r"^cannot write: Permission denied$")
     assert sorted(p.name for p in locked.iterdir()) == ["summary.json"]
     assert (locked / "summary.json").read_bytes() == b"previous\n"
@@ -395,10 +396,7 @@ def test_unreadable_and_locked_profiles_in_a_batch_of_good_ones(tmp_path):
     # and reason; the locked one has its writer's -journal beside it, so the batch skips it
     # as still being written (a note, no index line); every good profile is still
     # extracted and indexed; no input changes.
-    how = _without_root_privileges()
-    if how is None:
-        pytest.skip("running as root without setpriv: permissions cannot be enforced")
-    prefix, _ = how
+    prefix = _require_permissions()
     runs = tmp_path / "runs"
     good = [bad.write_base(runs / name) for name in ("a-good", "m-good", "z-good")]
     unreadable = bad.write_base(runs / "b-unreadable")
@@ -408,16 +406,13 @@ def test_unreadable_and_locked_profiles_in_a_batch_of_good_ones(tmp_path):
     writer = _hold_lock(locked, "EXCLUSIVE")
     unreadable.chmod(0)
     try:
-        env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
-        done = subprocess.run(prefix + extract_command() + ["runs", "-o", "out", "-j", "2"],
-                              cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=120)
+        code, stderr = _run_without_root(prefix, ["runs", "-o", "out", "-j", "2"],
+                                         cwd=str(tmp_path))
     finally:
         unreadable.chmod(0o644)
         writer.kill()
         writer.wait()
-    stderr = done.stderr.decode()
-    assert done.returncode == 1, stderr
+    assert code == 1, stderr
     lines = stderr.splitlines()
     assert "extract: error: runs/b-unreadable/profile.pop: permission denied" in lines
     assert ("extract: note: runs/c-locked/profile.pop: profile.pop-journal beside it: "
