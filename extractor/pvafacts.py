@@ -29,7 +29,6 @@ class PvaFacts:
 
     def __init__(self, pva, path):
         self.path = path
-        self._pva = pva
         try:
             report = pva.openReport(str(path))
             self._compilation = report.compilation

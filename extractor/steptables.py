@@ -45,7 +45,6 @@ class StepTables:
         self._steps, self._first_body = (csv.writer(text, lineterminator=LINE_END)
                                          for text in self._texts)
         self._facts_of = {}
-        self.rows = self.first_body_rows = 0
         for writer in (self._steps, self._first_body):
             writer.writerow(STEP_FIELDS)
 
@@ -58,10 +57,8 @@ class StepTables:
         fields = (row.step, row.kind, row.classes.stage, row.name, row.cycles,
                   row.active_tiles, row.start, row.end, pva[0], pva[1])
         self._steps.writerow(fields)
-        self.rows += 1
         if in_first_body:
             self._first_body.writerow(fields)
-            self.first_body_rows += 1
 
     def detach(self) -> None:
         """Flush the text layers and leave the binary handles to their owner."""
