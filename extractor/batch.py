@@ -23,7 +23,7 @@ from . import __version__
 from .discover import BatchItem
 from .errors import ExtractorError, PvaMissingError, one_line
 from .index import IndexWriter, index_name, known_entries
-from .output import write_atomic
+from .output import remove_abandoned, write_atomic
 from .pvafacts import ENABLE_HINT
 from .render import summary_bytes
 from .steptables import csv_paths, step_tables
@@ -376,7 +376,7 @@ class _Pool:
             except (EOFError, OSError):
                 entries.append(_failed(worker.item, self._outdir, self._rules,
                                        self._options, worker.death()))
-                worker.stop(abandon=True)
+                self._retire(worker)
                 worker = self._start()
             worker.item = None
             self.idle.append(worker)
@@ -388,9 +388,19 @@ class _Pool:
                 worker.conn.send(None)
             except OSError:
                 pass
-        for worker in self.idle + self.busy:
-            worker.stop(abandon=worker.item is not None)
+        for worker in self.idle:
+            worker.stop(abandon=False)
+        for worker in self.busy:
+            self._retire(worker)
         self.idle, self.busy = [], []
+
+    def _retire(self, worker) -> None:
+        """End a worker that had a profile, and sweep any temporary file it left: a
+        signal can land before its own cleanup knows of the file, but once it is dead
+        its temporary file is plainly abandoned."""
+        worker.stop(abandon=True)
+        if worker.item is not None:
+            remove_abandoned(worker.item.output(self._outdir))
 
 
 def _failed(item: BatchItem, outdir: Path, rules, options: RunOptions, reason: str) -> dict:

@@ -35,7 +35,7 @@ def atomic_file(path):
         except (FileExistsError, NotADirectoryError):
             raise OutputError(path, "cannot write: a part of {} is a file, not a folder"
                               .format(path.parent))
-        _remove_abandoned(path)
+        remove_abandoned(path)
         fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=_partial_prefix(path),
                                    suffix=".partial")
         with os.fdopen(fd, "wb") as handle:
@@ -61,9 +61,10 @@ def _partial_prefix(path: Path, pid=None) -> str:
     return ".{}.{}.{}.".format(path.name, socket.gethostname(), pid or os.getpid())
 
 
-def _remove_abandoned(path: Path) -> None:
+def remove_abandoned(path) -> None:
     """Remove temporary files left beside `path` by killed writers of this host (a
     SIGKILL leaves no chance to clean up); a live writer's, or another host's, stay."""
+    path = Path(path)
     host = socket.gethostname()
     for partial in path.parent.glob(".{}.{}.*.partial".format(path.name, host)):
         pid = partial.name[len(".{}.{}.".format(path.name, host)):].split(".", 1)[0]
