@@ -8,14 +8,30 @@
 __version__ = "0.1.0"
 
 from .errors import ExtractorError, OutputError, ProfileError, PvaMissingError, RulesError
-from .output import write_atomic
-from .render import summary_bytes
-from .rules import StageRules, default_rules_path, load_rules
-from .steps import STEP_FIELDS, StepRow, step_rows
-from .summary import Extraction, summarize
+
+# The rest of the library is imported on first use (PEP 562), so that `extract`, which
+# imports this package first, pays at start-up only for the modules its command needs.
+_LAZY = {
+    "write_atomic": "output", "summary_bytes": "render", "StageRules": "rules",
+    "default_rules_path": "rules", "load_rules": "rules", "STEP_FIELDS": "steps",
+    "StepRow": "steps", "step_rows": "steps", "Extraction": "summary", "summarize": "summary",
+}
 
 __all__ = [
     "Extraction", "ExtractorError", "OutputError", "ProfileError", "PvaMissingError",
     "RulesError", "STEP_FIELDS", "StageRules", "StepRow", "default_rules_path", "load_rules",
     "step_rows", "summarize", "summary_bytes", "write_atomic",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        value = getattr(importlib.import_module("." + _LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError("module {!r} has no attribute {!r}".format(__name__, name))
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

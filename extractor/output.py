@@ -2,21 +2,12 @@
 
 import contextlib
 import os
-import socket
 import sys
-import tempfile
 from pathlib import Path
 
 from .errors import OutputError
 
 STDOUT = "-"
-
-
-def _file_mode() -> int:
-    # mkstemp creates 0600; a summary should get the mode any new file gets (umask).
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
 
 
 @contextlib.contextmanager
@@ -36,10 +27,8 @@ def atomic_file(path):
             raise OutputError(path, "cannot write: a part of {} is a file, not a folder"
                               .format(path.parent))
         remove_abandoned(path)
-        fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=_partial_prefix(path),
-                                   suffix=".partial")
+        fd, tmp = _new_partial(path)
         with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), _file_mode())
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
@@ -56,16 +45,38 @@ def atomic_file(path):
                 pass
 
 
+def _new_partial(path: Path):
+    """(fd, name) of a new temporary file beside `path`, made here (O_EXCL) and named
+    .NAME.HOST.PID.RANDOM.partial. Its mode is what any new file gets (0666 less the
+    umask), as `path` would have had if written directly."""
+    while True:
+        tmp = str(path.parent / "{}{}.partial".format(_partial_prefix(path),
+                                                      os.urandom(6).hex()))
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:  # a 48-bit name taken: draw another
+            continue
+
+
+def _host() -> str:
+    # The name socket.gethostname() gives, without importing socket (start-up time).
+    try:
+        return os.uname().nodename
+    except AttributeError:  # pragma: no cover - not a POSIX system
+        import socket
+        return socket.gethostname()
+
+
 def _partial_prefix(path: Path, pid=None) -> str:
     # Who writes it is in the name, so that a later writer can tell an abandoned one.
-    return ".{}.{}.{}.".format(path.name, socket.gethostname(), pid or os.getpid())
+    return ".{}.{}.{}.".format(path.name, _host(), pid or os.getpid())
 
 
 def remove_abandoned(path) -> None:
     """Remove temporary files left beside `path` by killed writers of this host (a
     SIGKILL leaves no chance to clean up); a live writer's, or another host's, stay."""
     path = Path(path)
-    host = socket.gethostname()
+    host = _host()
     for partial in path.parent.glob(".{}.{}.*.partial".format(path.name, host)):
         pid = partial.name[len(".{}.{}.".format(path.name, host)):].split(".", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):

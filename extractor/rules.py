@@ -4,7 +4,6 @@ The defaults live in `stage_rules.toml` (data, not code). A rules file is valida
 whole when it is loaded, so a typo is reported before any profile is read.
 """
 
-import hashlib
 import re
 import sys
 from pathlib import Path
@@ -36,7 +35,13 @@ class StageRules(NamedTuple):
     input_delivered: Pattern
     output_begins: Pattern
     source: str
-    sha256: str
+    content: bytes  # the file as read, for its digest
+
+    @property
+    def sha256(self) -> str:
+        """The rules file's SHA-256 (hex), which a batch's index records."""
+        import hashlib  # here: only a batch needs it, and it costs start-up time
+        return hashlib.sha256(self.content).hexdigest()
 
     def stage_of(self, name: str) -> str:
         """The label of the first rule whose pattern is found in `name`, else the fallback."""
@@ -68,10 +73,10 @@ def load_rules(path=None) -> StageRules:
         raise RulesError(path, "not UTF-8 text: {}".format(exc))
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(path, "not valid TOML: {}".format(exc))
-    return parse_rules(data, source=str(path), sha256=hashlib.sha256(raw).hexdigest())
+    return parse_rules(data, source=str(path), content=raw)
 
 
-def parse_rules(data: dict, source: str = "<rules>", sha256: str = "") -> StageRules:
+def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> StageRules:
     """Check the TOML document `data` and compile its patterns."""
 
     def fail(problem):
@@ -131,7 +136,7 @@ def parse_rules(data: dict, source: str = "<rules>", sha256: str = "") -> StageR
         compiled[key] = regex(selectors[key], "selector {!r}".format(key))
 
     return StageRules(
-        rules=tuple(rules), fallback=fallback, source=source, sha256=sha256, **compiled
+        rules=tuple(rules), fallback=fallback, source=source, content=content, **compiled
     )
 
 

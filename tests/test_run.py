@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (EDGE, GOLDEN, GOLDEN_PROFILE_ARG, PVA_DOUBLE, REPO, copy_case,
-                      extract_command,
+                      extract_command, golden_case_folder,
                       run_extract, sha256)
 
 EXPECTED = (GOLDEN / "expected.json").read_bytes()
@@ -320,3 +320,31 @@ def test_killed_writes_never_leave_a_partial_summary(golden_profile, tmp_path):
     assert out.read_bytes() == EXPECTED
     assert sorted(p.name for p in work.iterdir()) == sorted(["summary.json", live.name,
                                                              remote.name])
+
+
+def test_a_single_extraction_imports_only_what_it_needs(tmp_path):
+    # Start-up is a fixed cost of every extraction, and on a 500 MB profile about a third
+    # of the SQL's time (BENCHMARKS.md). pydantic (typer 0.29 imports it to check
+    # options) cost 0.1 s; the batch machinery, rich and the pva stand-in are not needed
+    # for one profile with --no-pva.
+    profile = copy_case(golden_case_folder(), tmp_path / "p")
+    result = run_extract(profile, "-o", tmp_path / "s.json", "--no-pva",
+                         env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.code == 0, result
+    imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines()
+                if line.startswith("import time:") and "|" in line}
+    assert "extractor.summary" in imported  # the list is the real one
+    unwanted = {"pydantic", "extractor.batch", "extractor.progress", "extractor.steptables",
+                "multiprocessing", "pva"}
+    assert imported & unwanted == set()
+
+
+def test_the_library_names_are_all_importable_from_the_package():
+    # The package imports its modules on first use (start-up time): every public name
+    # must still be there, as the README's library section uses them.
+    import extractor
+    for name in extractor.__all__:
+        assert getattr(extractor, name) is not None, name
+    assert set(extractor.__all__) <= set(dir(extractor))
+    with pytest.raises(AttributeError):
+        extractor.no_such_name
