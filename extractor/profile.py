@@ -8,6 +8,7 @@ import errno
 import itertools
 import os
 import sqlite3
+import threading
 from pathlib import Path
 from urllib.parse import quote
 
@@ -120,26 +121,45 @@ class Profile:
     `extract inspect`); step_rows and the aggregates then need them to be present.
     """
 
-    def __init__(self, path, check_schema: bool = True):
+    def __init__(self, path, check_schema: bool = True, check_values: bool = True):
         self.path = Path(path)
         self._check_file()
         wal = self._check_header(strict=check_schema)
-        try:
-            # A WAL-mode file read normally gets a -shm and -wal created beside it; with
-            # no -wal there is nothing to merge, and `immutable` reads the file alone.
-            self.db = sqlite3.connect(_read_only_uri(self.path, immutable=wal), uri=True,
-                                      timeout=BUSY_TIMEOUT)
-            # Names with invalid UTF-8 (a damaged or foreign profile) are still labels.
-            self.db.text_factory = _lenient_text
-        except SQL_ERRORS as exc:
-            raise self.error(exc)
+        # A WAL-mode file read normally gets a -shm and -wal created beside it; with no
+        # -wal there is nothing to merge, and `immutable` reads the file alone.
+        self._uri = _read_only_uri(self.path, immutable=wal)
+        self.db = self._connect()
         if not check_schema:
             return
         try:
             self._check_schema()
+            if check_values:
+                self.check_start_end()
         except BaseException:
             self.db.close()
             raise
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(self._uri, uri=True, timeout=BUSY_TIMEOUT)
+            # Names with invalid UTF-8 (a damaged or foreign profile) are still labels.
+            db.text_factory = _lenient_text
+            return db
+        except SQL_ERRORS as exc:
+            raise self.error(exc)
+
+    def reopened(self) -> "Profile":
+        """The same file on a connection of its own (for another thread), already
+        checked: the schema checks are not repeated."""
+        twin = Profile.__new__(Profile)
+        twin.path, twin._uri = self.path, self._uri
+        twin._steps_by_ipu_has_rowid = getattr(self, "_steps_by_ipu_has_rowid", True)
+        twin.db = twin._connect()
+        return twin
+
+    def interrupt(self) -> None:
+        """Stop the query this profile's connection is running (from another thread)."""
+        self.db.interrupt()
 
     def __enter__(self):
         return self
@@ -259,6 +279,14 @@ class Profile:
             if not self._is_rowid_alias("steps", "id"):
                 self._check_unique("steps", "id")
                 self._check_whole("steps", "id")
+        except SQL_ERRORS as exc:
+            raise self.error(exc)
+
+    def check_start_end(self) -> None:
+        """Refuse text or a blob where a start or end ingredient belongs (one scan of
+        steps_by_ipu). Done at opening unless `check_values=False` was given, as by
+        `summarize`, which runs it beside the step pass (`TableScans`)."""
+        try:
             if self.db.execute(_MAYBE_NOT_NUMBERS).fetchone() is not None:
                 self._not_number()
         except SQL_ERRORS as exc:
@@ -310,6 +338,12 @@ class Profile:
     def step_rows(self):
         """Raw step rows in spec order: (step, kind, cycles, active_tiles, start, end,
         program, compute_set). Streamed: SQLite hands them over as they are read."""
+        for batch in self.step_row_batches():
+            yield from batch
+
+    def step_row_batches(self, size: int = 256):
+        """The rows of `step_rows` in lists of up to `size`, for a caller that loops over
+        a million of them: a list is looped over faster than a generator is resumed."""
         sql = _STEP_ROWS.format(", i.rowid" if self._steps_by_ipu_has_rowid else "")
         done = 0
         try:
@@ -317,9 +351,13 @@ class Profile:
             # rarely) restarts the query with the lenient reader, after the rows given.
             self.db.text_factory = str
             try:
-                for row in self.db.execute(sql):
-                    yield row
-                    done += 1
+                cursor = self.db.execute(sql)
+                while True:
+                    batch = cursor.fetchmany(size)
+                    if not batch:
+                        return
+                    done += len(batch)
+                    yield batch
             finally:
                 self.db.text_factory = _lenient_text
         except sqlite3.OperationalError as exc:
@@ -327,11 +365,15 @@ class Profile:
                 raise self.error(exc)
         except SQL_ERRORS as exc:
             raise self.error(exc)
-        else:
-            return
         try:
-            for row in itertools.islice(self.db.execute(sql), done, None):
-                yield row
+            cursor = self.db.execute(sql)
+            for _ in itertools.islice(cursor, done):
+                pass
+            while True:
+                batch = cursor.fetchmany(size)
+                if not batch:
+                    return
+                yield batch
         except SQL_ERRORS as exc:
             raise self.error(exc)
 
@@ -369,3 +411,77 @@ class Profile:
             return self.db.execute(sql, parameters).fetchone()
         except SQL_ERRORS as exc:
             raise self.error(exc)
+
+
+class TableScans:
+    """The whole-table queries of a summary that the step pass does not need: the
+    start/end check and the two memory aggregates, run on a second connection in a
+    thread, beside the pass.
+
+    Each is one SQLite call, which releases the GIL while it runs, so on a machine with
+    a core to spare they add no wall time to the pass (on a 500 MB profile the memory
+    aggregates are most of the SQL). `result()` waits and gives the two aggregates, or
+    raises what a query raised.
+    """
+
+    def __init__(self, profile: Profile):
+        self._profile = profile
+        self._twin = None  # its connection is made, used and closed in the thread
+        self._lock = threading.Lock()  # held to open or close the twin, and to interrupt it
+        self._stop = False
+        self._checked = threading.Event()
+        self._check_error = None
+        self._error = None
+        self._result = None
+        self._thread = threading.Thread(target=self._run, name="extractor-table-scans",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            with self._lock:
+                if self._stop:
+                    return
+                self._twin = self._profile.reopened()
+            try:
+                self._twin.check_start_end()
+            except BaseException as exc:
+                self._check_error = exc
+                raise
+            finally:
+                self._checked.set()
+            if not self._stop:
+                self._result = (self._twin.exchange_memory_per_tile(),
+                                self._twin.allocated_memory())
+        except BaseException as exc:
+            self._error = exc
+        finally:
+            self._checked.set()
+            with self._lock:
+                if self._twin is not None:
+                    self._twin.close()
+                    self._twin = None
+
+    def result(self):
+        """(exchange_memory_per_tile, allocated_memory), once both are known."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def check_error(self):
+        """Called when the pass failed: waits for the start/end check alone (it came
+        before the pass when it ran at opening) and gives its error, or None. The
+        aggregates are not waited for: they are stopped."""
+        self._stop = True
+        self._checked.wait()
+        self.cancel()
+        return self._check_error
+
+    def cancel(self) -> None:
+        """Stop whatever query is running and wait for the thread to end."""
+        with self._lock:  # never interrupt a connection being closed (Python 3.8 would)
+            self._stop = True
+            if self._twin is not None:
+                self._twin.interrupt()
+        self._thread.join()

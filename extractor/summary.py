@@ -15,7 +15,7 @@ for every row).
 from pathlib import Path
 from typing import List, NamedTuple, Optional
 
-from .profile import Profile
+from .profile import Profile, TableScans
 from .pvafacts import NoPvaFacts, PvaFacts, import_pva
 from .rules import StageRules, load_rules
 from .errors import ProfileError
@@ -131,32 +131,42 @@ def _read_trace(profile: Profile, rules: StageRules, body: FirstBody, spans: Dev
 
     Most rows are exchange or compute rows that only widen the current inference's
     [min start, max end]: that is done here, on local variables, and handed to `spans`
-    at the next marker row. Kernel rows go to `body`; nothing else is done per row, but
-    for a `step_sink`, which gets every row as a StepRow."""
-    names = StepNames(*profile.names(), rules)
+    at the next marker row. The rest, "notable" rows (kernels and marker candidates, a
+    few in a hundred; every row for a `step_sink`, which gets each as a StepRow), take
+    the general path below."""
+    names = StepNames(*profile.names(), rules, all_notable=step_sink is not None)
+    notable = names.notable
     markers = {INPUT_DELIVERED_KIND: "input_delivered", OUTPUT_BEGINS_KIND: "output_begins"}
     low = high = None  # of the device rows since the last marker row
-    raw = None
-    for raw in profile.step_rows():
-        step, kind, _, _, start, end, program, compute_set = raw
-        named = names[program, compute_set]
-        if kind in DEVICE_KINDS:
-            if start is not None and (low is None or start < low):
-                low = start
-            if end is not None and (high is None or end > high):
-                high = end
-        if named.notable:  # a kernel or a marker candidate: a few rows in a hundred
+    any_rows = False
+    for batch in profile.step_row_batches():
+        any_rows = True
+        for raw in batch:
+            step, kind, _, _, start, end, program, compute_set = raw
+            if not notable[compute_set][program]:
+                if kind in DEVICE_KINDS:
+                    if start is not None and (low is None or start < low):
+                        low = start
+                    if end is not None and (high is None or end > high):
+                        high = end
+                continue
+            named = names[program, compute_set]
             classes = named.classes
             if kind in markers and getattr(classes, markers[kind]):
-                spans.fold(low, high)
+                spans.fold(low, high)  # the device rows before the marker
                 low = high = None
                 spans.marker(step, kind)
+            elif kind in DEVICE_KINDS:  # a marker is never one
+                if start is not None and (low is None or start < low):
+                    low = start
+                if end is not None and (high is None or end > high):
+                    high = end
             if classes.kernel:
                 body.add(raw, named)
-        if step_sink is not None:
-            step_sink(make_step_row(raw, named), facts, body.in_body)
+            if step_sink is not None:
+                step_sink(make_step_row(raw, named), facts, body.in_body)
     spans.fold(low, high)
-    return raw is not None
+    return any_rows
 
 
 def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bool = True,
@@ -178,31 +188,54 @@ def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bo
 
 def _summarize(path: Path, rules: StageRules, pva, use_pva: bool,
                profile_label: Optional[str], step_sink) -> Extraction:
-    with Profile(path) as profile:
-        if not use_pva:
-            facts = NoPvaFacts()
-        else:
-            facts = PvaFacts(pva if pva is not None else import_pva(), path)
-        warnings = []
-        body, spans = FirstBody(), DeviceSpans(rules)
-        any_rows = _read_trace(profile, rules, body, spans, step_sink, facts)
-        if not any_rows:
-            warnings.append("no steps: a compile-only profile (no execution trace), so no "
-                            "kernels, device spans or QKV executions")
-        else:
-            if body.anchors == 0:
-                warnings.append("no kernel step matches the anchor selector {!r} (kernels "
-                                "{!r}): kernels is empty".format(rules.anchor.pattern,
-                                                                 rules.kernel.pattern))
-            spans.finish()
-            warnings.extend(spans.warnings)
-        summary = {
-            "profile": profile_label if profile_label is not None else str(path),
-            "kernels": [row.record(facts) for row in body.kernels],
-            "attention_exchanges": facts.attention_exchanges(rules.attention_exchange),
-            "exchange_memory_per_tile": profile.exchange_memory_per_tile(),
-            "device_spans": spans.spans,
-            "qkv_executions": body.anchors,
-            "allocated_memory": profile.allocated_memory(),
-        }
+    with Profile(path, check_values=False) as profile:
+        scans = TableScans(profile)
+        try:
+            summary, warnings = _pass(profile, scans, path, rules, pva, use_pva,
+                                      profile_label, step_sink)
+        except Exception:
+            # The start/end check ran before the pass when it ran at opening: its error
+            # still comes first.
+            check_error = scans.check_error()
+            if check_error is not None:
+                raise check_error from None
+            raise
+        except BaseException:
+            scans.cancel()
+            raise
     return Extraction(summary, warnings)
+
+
+def _pass(profile: Profile, scans: TableScans, path: Path, rules: StageRules, pva,
+          use_pva: bool, profile_label: Optional[str], step_sink):
+    """The summary and its warnings: the step pass here, the table scans beside it."""
+    if not use_pva:
+        facts = NoPvaFacts()
+    else:
+        facts = PvaFacts(pva if pva is not None else import_pva(), path)
+    warnings = []
+    body, spans = FirstBody(), DeviceSpans(rules)
+    any_rows = _read_trace(profile, rules, body, spans, step_sink, facts)
+    if not any_rows:
+        warnings.append("no steps: a compile-only profile (no execution trace), so no "
+                        "kernels, device spans or QKV executions")
+    else:
+        if body.anchors == 0:
+            warnings.append("no kernel step matches the anchor selector {!r} (kernels "
+                            "{!r}): kernels is empty".format(rules.anchor.pattern,
+                                                             rules.kernel.pattern))
+        spans.finish()
+        warnings.extend(spans.warnings)
+    kernels = [row.record(facts) for row in body.kernels]
+    attention_exchanges = facts.attention_exchanges(rules.attention_exchange)
+    exchange_memory, allocated_memory = scans.result()
+    summary = {
+        "profile": profile_label if profile_label is not None else str(path),
+        "kernels": kernels,
+        "attention_exchanges": attention_exchanges,
+        "exchange_memory_per_tile": exchange_memory,
+        "device_spans": spans.spans,
+        "qkv_executions": body.anchors,
+        "allocated_memory": allocated_memory,
+    }
+    return summary, warnings
