@@ -119,7 +119,9 @@ class StepNames(dict):
 
     `notable[compute_set][program]` says the same as `self[program, compute_set].notable`
     (or True for every pair, with `all_notable`), in two lookups of an int: a third of
-    the time of making and hashing a tuple key, for the pass that asks it of every row."""
+    the time of making and hashing a tuple key, for the pass that asks it of every row.
+    `counted` is the same for what still matters once the first body is over: anchors
+    (counted as QKV executions) and marker candidates; a kernel row no longer is."""
 
     def __init__(self, program_names: dict, compute_set_names: dict, rules: StageRules,
                  all_notable: bool = False):
@@ -127,7 +129,10 @@ class StepNames(dict):
         self._programs = program_names
         self._compute_sets = compute_set_names
         self._classify = NameClassifier(rules)
-        self.notable = _ByComputeSet(self, all_notable)
+        self.notable = _ByComputeSet(self, all_notable, lambda named: named.notable)
+        self.counted = _ByComputeSet(self, all_notable, lambda named: (
+            named.classes.anchor or named.classes.input_delivered
+            or named.classes.output_begins))
 
     def __missing__(self, key):
         program, compute_set = key
@@ -139,29 +144,30 @@ class StepNames(dict):
 
 
 class _ByComputeSet(dict):
-    """compute set id -> {program id -> notable}, filled on first use."""
+    """compute set id -> {program id -> test(NamedStep of the pair)}, filled on first use."""
 
-    def __init__(self, names: StepNames, all_notable: bool):
+    def __init__(self, names: StepNames, all_true: bool, test):
         super().__init__()
         self._names = names
-        self._all = all_notable
+        self._all = all_true
+        self._test = test
 
     def __missing__(self, compute_set):
-        by_program = self[compute_set] = _ByProgram(self._names, compute_set, self._all)
+        by_program = self[compute_set] = _ByProgram(self, compute_set)
         return by_program
 
 
 class _ByProgram(dict):
-    def __init__(self, names: StepNames, compute_set, all_notable: bool):
+    def __init__(self, table: _ByComputeSet, compute_set):
         super().__init__()
-        self._names = names
+        self._table = table
         self._compute_set = compute_set
-        self._all = all_notable
 
     def __missing__(self, program):
-        notable = self[program] = (self._all
-                                   or self._names[program, self._compute_set].notable)
-        return notable
+        table = self._table
+        value = self[program] = bool(
+            table._all or table._test(table._names[program, self._compute_set]))
+        return value
 
 
 def make_step_row(raw, named: NamedStep) -> StepRow:

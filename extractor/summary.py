@@ -132,10 +132,12 @@ def _read_trace(profile: Profile, rules: StageRules, body: FirstBody, spans: Dev
     Most rows are exchange or compute rows that only widen the current inference's
     [min start, max end]: that is done here, on local variables, and handed to `spans`
     at the next marker row. The rest, "notable" rows (kernels and marker candidates, a
-    few in a hundred; every row for a `step_sink`, which gets each as a StepRow), take
-    the general path below."""
+    quarter of the rows; every row for a `step_sink`, which gets each as a StepRow), take
+    the general path below. Once the first body is over, kernel rows that are not
+    anchors no longer need it (`StepNames.counted`)."""
     names = StepNames(*profile.names(), rules, all_notable=step_sink is not None)
     notable = names.notable
+    body_over = False
     markers = {INPUT_DELIVERED_KIND: "input_delivered", OUTPUT_BEGINS_KIND: "output_begins"}
     low = high = None  # of the device rows since the last marker row
     any_rows = False
@@ -163,6 +165,8 @@ def _read_trace(profile: Profile, rules: StageRules, body: FirstBody, spans: Dev
                     high = end
             if classes.kernel:
                 body.add(raw, named)
+                if not body_over and body.anchors > 1:
+                    body_over, notable = True, names.counted
             if step_sink is not None:
                 step_sink(make_step_row(raw, named), facts, body.in_body)
     spans.fold(low, high)
