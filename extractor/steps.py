@@ -29,14 +29,27 @@ OUTPUT_BEGINS_KIND = "StreamCopyBegin"
 DEVICE_KINDS = ("DoExchange", "OnTileExecute")
 
 
-class NameClass(NamedTuple):
-    """What the rules say of one step name; computed once per distinct name."""
+class NameClass:
+    """What the rules say of one step name; made once per distinct name. The stage (up
+    to one search per stage rule) is found when first asked: the pass asks it only of
+    the first body's kernels, and a model has hundreds of names."""
 
-    stage: str
-    kernel: bool
-    anchor: bool
-    input_delivered: bool
-    output_begins: bool
+    __slots__ = ("kernel", "anchor", "input_delivered", "output_begins", "_name", "_rules",
+                 "_stage")
+
+    def __init__(self, name: str, rules: StageRules):
+        kernel = bool(rules.kernel.search(name))
+        self.kernel = kernel
+        self.anchor = kernel and bool(rules.anchor.search(name))
+        self.input_delivered = bool(rules.input_delivered.search(name))
+        self.output_begins = bool(rules.output_begins.search(name))
+        self._name, self._rules, self._stage = name, rules, None
+
+    @property
+    def stage(self) -> str:
+        if self._stage is None:
+            self._stage = self._rules.stage_of(self._name)
+        return self._stage
 
 
 class StepRow(NamedTuple):
@@ -89,16 +102,7 @@ class NameClassifier:
     def __call__(self, name: str) -> NameClass:
         classes = self._seen.get(name)
         if classes is None:
-            rules = self.rules
-            kernel = bool(rules.kernel.search(name))
-            classes = NameClass(
-                stage=rules.stage_of(name),
-                kernel=kernel,
-                anchor=kernel and bool(rules.anchor.search(name)),
-                input_delivered=bool(rules.input_delivered.search(name)),
-                output_begins=bool(rules.output_begins.search(name)),
-            )
-            self._seen[name] = classes
+            classes = self._seen[name] = NameClass(name, self.rules)
         return classes
 
 
