@@ -260,6 +260,15 @@ def corpus():
                                                      "WHERE size_bytes = 60"),
              Summary(lambda s: s.update(exchange_memory_per_tile={  # b = 120, 30
                  "min(b)": 30, "avg(b)": 75.0, "max(b)": 120}))),
+        # Two categories of that name: the rows of both count (b = 120, 60, 30 + 1000).
+        Case("two internalExchangeCode categories", sql(
+            "UPDATE var_categories SET name = 'internalExchangeCode' WHERE id = 6"),
+             Summary(lambda s: s.update(exchange_memory_per_tile={
+                 "min(b)": 60, "avg(b)": 1210 / 3, "max(b)": 1030}))),
+        Case("no internalExchangeCode category", sql(
+            "UPDATE var_categories SET name = 'renamed' WHERE id = 5"),
+             Summary(lambda s: s.update(exchange_memory_per_tile=dict.fromkeys(
+                 ("min(b)", "avg(b)", "max(b)"))))),
         Case("null var_categories.name", loose_sql(
             "var_categories", "UPDATE var_categories SET name = NULL WHERE id = 5"),
              Summary(lambda s: s.update(exchange_memory_per_tile=dict.fromkeys(
