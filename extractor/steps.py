@@ -121,11 +121,10 @@ class StepNames(dict):
     else "" (the spec). A dict, so that the lookup made for every row is a plain one;
     pairs are few (a trace replays its programs every run).
 
-    `notable[compute_set][program]` says the same as `self[program, compute_set].notable`
-    (or True for every pair, with `all_notable`), in two lookups of an int: a third of
-    the time of making and hashing a tuple key, for the pass that asks it of every row.
-    `counted` is the same for what still matters once the first body is over: anchors
-    (counted as QKV executions) and marker candidates; a kernel row no longer is."""
+    `notable` says, for each pair, what `self[program, compute_set].notable` says (True
+    for every pair with `all_notable`); `counted`, what still matters once the first
+    body is over: anchors (counted as QKV executions) and marker candidates, no longer
+    any other kernel row. Both are PairTables, for the pass that asks it of every row."""
 
     def __init__(self, program_names: dict, compute_set_names: dict, rules: StageRules,
                  all_notable: bool = False):
@@ -133,8 +132,8 @@ class StepNames(dict):
         self._programs = program_names
         self._compute_sets = compute_set_names
         self._classify = NameClassifier(rules)
-        self.notable = _ByComputeSet(self, all_notable, lambda named: named.notable)
-        self.counted = _ByComputeSet(self, all_notable, lambda named: (
+        self.notable = PairTable(self, all_notable, lambda named: named.notable)
+        self.counted = PairTable(self, all_notable, lambda named: (
             named.classes.anchor or named.classes.input_delivered
             or named.classes.output_begins))
 
@@ -147,30 +146,23 @@ class StepNames(dict):
         return named
 
 
-class _ByComputeSet(dict):
-    """compute set id -> {program id -> test(NamedStep of the pair)}, filled on first use."""
+class PairTable:
+    """`rows[compute_set][program]`: `test(NamedStep of the pair)` (or True for every
+    pair, with `all_true`); a pair not there yet is added by `fill`.
+
+    Plain dicts, looked up with two ints, as the pass does for each of millions of rows:
+    a tuple key costs three times as much to make and hash, and a dict subclass
+    (__missing__) is subscripted through a slower generic slot."""
 
     def __init__(self, names: StepNames, all_true: bool, test):
-        super().__init__()
+        self.rows = {}
         self._names = names
         self._all = all_true
         self._test = test
 
-    def __missing__(self, compute_set):
-        by_program = self[compute_set] = _ByProgram(self, compute_set)
-        return by_program
-
-
-class _ByProgram(dict):
-    def __init__(self, table: _ByComputeSet, compute_set):
-        super().__init__()
-        self._table = table
-        self._compute_set = compute_set
-
-    def __missing__(self, program):
-        table = self._table
-        value = self[program] = bool(
-            table._all or table._test(table._names[program, self._compute_set]))
+    def fill(self, compute_set, program) -> bool:
+        value = bool(self._all or self._test(self._names[program, compute_set]))
+        self.rows.setdefault(compute_set, {})[program] = value
         return value
 
 

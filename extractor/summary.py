@@ -136,7 +136,7 @@ def _read_trace(profile: Profile, rules: StageRules, body: FirstBody, spans: Dev
     the general path below. Once the first body is over, kernel rows that are not
     anchors no longer need it (`StepNames.counted`)."""
     names = StepNames(*profile.names(), rules, all_notable=step_sink is not None)
-    notable = names.notable
+    notable, fill = names.notable.rows, names.notable.fill
     body_over = False
     markers = {INPUT_DELIVERED_KIND: "input_delivered", OUTPUT_BEGINS_KIND: "output_begins"}
     low = high = None  # of the device rows since the last marker row
@@ -145,7 +145,11 @@ def _read_trace(profile: Profile, rules: StageRules, body: FirstBody, spans: Dev
         any_rows = True
         for raw in batch:
             step, kind, _, _, start, end, program, compute_set = raw
-            if not notable[compute_set][program]:
+            try:
+                is_notable = notable[compute_set][program]
+            except KeyError:  # a pair met for the first time
+                is_notable = fill(compute_set, program)
+            if not is_notable:
                 if kind in DEVICE_KINDS:
                     if start is not None and (low is None or start < low):
                         low = start
@@ -166,7 +170,8 @@ def _read_trace(profile: Profile, rules: StageRules, body: FirstBody, spans: Dev
             if classes.kernel:
                 body.add(raw, named)
                 if not body_over and body.anchors > 1:
-                    body_over, notable = True, names.counted
+                    body_over = True
+                    notable, fill = names.counted.rows, names.counted.fill
             if step_sink is not None:
                 step_sink(make_step_row(raw, named), facts, body.in_body)
     spans.fold(low, high)
