@@ -125,57 +125,85 @@ class DeviceSpans:
                 self.rules.input_delivered.pattern))
 
 
-def _read_trace(profile: Profile, rules: StageRules, body: FirstBody, spans: DeviceSpans,
-                step_sink=None, facts=None) -> bool:
-    """The one pass over the step rows; whether there were any.
+class _OutOfOrder(Exception):
+    """A step row whose step id is smaller than the one before (read in stored order)."""
 
-    Most rows are exchange or compute rows that only widen the current inference's
+
+def _read_trace(profile: Profile, rules: StageRules, step_sink=None, facts=None):
+    """(FirstBody, DeviceSpans, whether there were rows): the pass over the step rows.
+
+    The rows are first read as steps_by_ipu stores them, with no sort, which is the
+    spec's order when the table is stored in step order (as Poplar writes it): the pass
+    checks that as it goes. Should a row be out of order, or should that read meet any
+    fault, the pass is made again on SQLite's sorted rows, whose results and errors are
+    the ones the spec defines. A `step_sink` sees each row once, so it gets sorted rows
+    from the start."""
+    names = StepNames(*profile.names(), rules, all_notable=step_sink is not None)
+    if step_sink is None and profile.can_read_in_stored_order:
+        try:
+            return _one_pass(profile, names, rules, None, None, stored_order=True)
+        except (_OutOfOrder, BadValue, ProfileError):
+            pass
+    return _one_pass(profile, names, rules, step_sink, facts, stored_order=False)
+
+
+def _one_pass(profile: Profile, names: StepNames, rules: StageRules, step_sink, facts,
+              stored_order: bool):
+    """Most rows are exchange or compute rows that only widen the current inference's
     [min start, max end]: that is done here, on local variables, and handed to `spans`
     at the next marker row. The rest, "notable" rows (kernels and marker candidates, a
     quarter of the rows; every row for a `step_sink`, which gets each as a StepRow), take
     the general path below. Once the first body is over, kernel rows that are not
     anchors no longer need it (`StepNames.counted`)."""
-    names = StepNames(*profile.names(), rules, all_notable=step_sink is not None)
+    body, spans = FirstBody(), DeviceSpans(rules)
     notable, fill = names.notable.rows, names.notable.fill
     body_over = False
     markers = {INPUT_DELIVERED_KIND: "input_delivered", OUTPUT_BEGINS_KIND: "output_begins"}
     low = high = None  # of the device rows since the last marker row
+    last_step = -(1 << 64)  # below any step id (64-bit integers)
     any_rows = False
-    for batch in profile.step_row_batches():
-        any_rows = True
-        for raw in batch:
-            step, kind, _, _, start, end, program, compute_set = raw
-            try:
-                is_notable = notable[compute_set][program]
-            except KeyError:  # a pair met for the first time
-                is_notable = fill(compute_set, program)
-            if not is_notable:
-                if kind in DEVICE_KINDS:
+    batches = profile.step_row_batches(stored_order=stored_order)
+    try:
+        for batch in batches:
+            any_rows = True
+            for raw in batch:
+                step, kind, _, _, start, end, program, compute_set = raw
+                if step < last_step:  # only ever in stored order
+                    raise _OutOfOrder(step)
+                last_step = step
+                try:
+                    is_notable = notable[compute_set][program]
+                except KeyError:  # a pair met for the first time
+                    is_notable = fill(compute_set, program)
+                if not is_notable:
+                    if kind in DEVICE_KINDS:
+                        if start is not None and (low is None or start < low):
+                            low = start
+                        if end is not None and (high is None or end > high):
+                            high = end
+                    continue
+                named = names[program, compute_set]
+                classes = named.classes
+                if kind in markers and getattr(classes, markers[kind]):
+                    spans.fold(low, high)  # the device rows before the marker
+                    low = high = None
+                    spans.marker(step, kind)
+                elif kind in DEVICE_KINDS:  # a marker is never one
                     if start is not None and (low is None or start < low):
                         low = start
                     if end is not None and (high is None or end > high):
                         high = end
-                continue
-            named = names[program, compute_set]
-            classes = named.classes
-            if kind in markers and getattr(classes, markers[kind]):
-                spans.fold(low, high)  # the device rows before the marker
-                low = high = None
-                spans.marker(step, kind)
-            elif kind in DEVICE_KINDS:  # a marker is never one
-                if start is not None and (low is None or start < low):
-                    low = start
-                if end is not None and (high is None or end > high):
-                    high = end
-            if classes.kernel:
-                body.add(raw, named)
-                if not body_over and body.anchors > 1:
-                    body_over = True
-                    notable, fill = names.counted.rows, names.counted.fill
-            if step_sink is not None:
-                step_sink(make_step_row(raw, named), facts, body.in_body)
+                if classes.kernel:
+                    body.add(raw, named)
+                    if not body_over and body.anchors > 1:
+                        body_over = True
+                        notable, fill = names.counted.rows, names.counted.fill
+                if step_sink is not None:
+                    step_sink(make_step_row(raw, named), facts, body.in_body)
+    finally:
+        batches.close()  # an abandoned read ends its query now
     spans.fold(low, high)
-    return any_rows
+    return body, spans, any_rows
 
 
 def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bool = True,
@@ -223,8 +251,7 @@ def _pass(profile: Profile, scans: TableScans, path: Path, rules: StageRules, pv
     else:
         facts = PvaFacts(pva if pva is not None else import_pva(), path)
     warnings = []
-    body, spans = FirstBody(), DeviceSpans(rules)
-    any_rows = _read_trace(profile, rules, body, spans, step_sink, facts)
+    body, spans, any_rows = _read_trace(profile, rules, step_sink, facts)
     if not any_rows:
         warnings.append("no steps: a compile-only profile (no execution trace), so no "
                         "kernels, device spans or QKV executions")
