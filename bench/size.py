@@ -69,12 +69,22 @@ TARGET_SCALING = 11.0  # time(long-trace) / time(short-trace), for 10x the step 
 # The floor's SQL, as extract shapes it where the shape is cheaper than the obvious one
 # (extractor/profile.py says why): the step rows carry ids, not names, and the names come
 # from the two small tables, fetched once; the exchange-code category is looked up, then
-# compared as a constant in the scan of vars_info. Rows are ordered as the spec says.
+# compared as a constant in the scan of vars_info. Rows come in the spec's order: with no
+# sort when steps_by_ipu is stored in step order (checked here, untimed; extract checks
+# it during its pass), else sorted by SQLite.
 def floor_sql(profile: Path) -> tuple:
     import sqlite3
     db = sqlite3.connect("file:{}?mode=ro".format(profile), uri=True)
     try:  # the id the timed lookup below will find, written into the scan as a literal
         ids = [row[0] for row in db.execute(CATEGORY_SQL)]
+        steps = db.execute("SELECT s.id FROM steps_by_ipu AS i JOIN steps AS s "
+                           "ON s.id = i.step_id ORDER BY i.rowid")
+        previous, in_order = None, True
+        for (step,) in steps:
+            if previous is not None and step < previous:
+                in_order = False
+                break
+            previous = step
     finally:
         db.close()
     category = "= {}".format(ids[0]) if len(ids) == 1 else "IN ({})".format(
@@ -82,8 +92,8 @@ def floor_sql(profile: Path) -> tuple:
     return (
         "SELECT s.id, s.type, i.cycles, i.active_tiles,"
         " i.cycles_base + i.active_cycles_from_min, i.cycles_base + i.active_cycles_to_max,"
-        " s.program, s.compute_set"
-        " FROM steps AS s JOIN steps_by_ipu AS i ON i.step_id = s.id ORDER BY s.id, i.rowid",
+        " s.program, s.compute_set FROM steps_by_ipu AS i JOIN steps AS s"
+        " ON s.id = i.step_id ORDER BY " + ("i.rowid" if in_order else "s.id, i.rowid"),
         "SELECT id, name FROM programs",
         "SELECT compute_set, name FROM compute_sets",
         CATEGORY_SQL,
