@@ -60,7 +60,8 @@ _COMPUTE_SET_NAMES = "SELECT compute_set, CAST(name AS TEXT) FROM compute_sets"
 # start and end are summed by SQLite, which reads text or a blob as a number (0 for
 # 'abc'): one look at the three columns refuses that first. SQLite sorts text and blobs
 # after every number, so only they (and REALs beyond 64 bits) exceed the largest
-# integer: a scan with no function call per value, about 4% of an extraction.
+# integer: a scan with no function call per value (SCAN steps_by_ipu), 0.075 s for a
+# million rows, which `summarize` runs beside its pass (TableScans).
 _START_END_PARTS = ("cycles_base", "active_cycles_from_min", "active_cycles_to_max")
 _MAYBE_NOT_NUMBERS = "SELECT 1 FROM steps_by_ipu WHERE {} LIMIT 1".format(" OR ".join(
     "{} > 9223372036854775807".format(column) for column in _START_END_PARTS))
