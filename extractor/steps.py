@@ -118,8 +118,8 @@ class StepNames(dict):
     """(program id, compute set id) -> NamedStep, made on first use of the pair.
 
     A step row's name is its compute set's when that is not empty, else its program's,
-    else "" (the spec). A dict, so that the lookup made for every row is a plain one;
-    pairs are few (a trace replays its programs every run).
+    else "" (the spec). Pairs are few (a trace replays its programs every run), so each
+    is named and classified once.
 
     `notable` says, for each pair, what `self[program, compute_set].notable` says (True
     for every pair with `all_notable`); `counted`, what still matters once the first

@@ -1,12 +1,15 @@
-"""From a profile to its summary: one pass over the step rows, then two aggregate queries.
+"""From a profile to its summary: one pass over the step rows, and beside it, on a second
+connection in a thread, the table scans (`profile.TableScans`: the start/end check and
+the two aggregate queries).
 
-The pass feeds two accumulators: `FirstBody` (the anchors and the kernel rows between the
+The pass reads the rows as stored when that is step order, checking it as it goes, and
+else sorted (`_read_trace`). It feeds two accumulators: `FirstBody` (the anchors and the kernel rows between the
 first two of them) and `DeviceSpans` (each inference's device time). Only the first
 body's kernel rows ever ask pva for their facts, unless a `step_sink` (the step tables
 of `--csv`) is given: it sees every row of the same pass, with the facts and whether the
 row is in the first body.
 
-A trace has millions of rows, so the pass does little per row (see `_read_trace`): rows
+A trace has millions of rows, so the pass does little per row (see `_one_pass`): rows
 stay the tuples SQLite gives, their names are looked up once per (program, compute set)
 pair, and a StepRow is made only for the first body's kernels (and, with a step sink,
 for every row).
