@@ -323,10 +323,10 @@ def test_killed_writes_never_leave_a_partial_summary(golden_profile, tmp_path):
 
 
 def test_a_single_extraction_imports_only_what_it_needs(tmp_path):
-    # Start-up is a fixed cost of every extraction, and on a 500 MB profile about a third
-    # of the SQL's time (BENCHMARKS.md). pydantic (typer 0.29 imports it to check
-    # options) cost 0.1 s; the batch machinery, rich and the pva stand-in are not needed
-    # for one profile with --no-pva.
+    # Start-up is a fixed cost of every extraction, and on a 500 MB profile 40% of the
+    # SQL's time (BENCHMARKS.md). pydantic (typer 0.29 imports it to check options) cost
+    # 0.1 s; the batch machinery and the pva stand-in are not needed for one profile
+    # with --no-pva. (rich is not listed: the older typer of Python 3.8 imports it.)
     profile = copy_case(golden_case_folder(), tmp_path / "p")
     result = run_extract(profile, "-o", tmp_path / "s.json", "--no-pva",
                          env={"PYTHONPROFILEIMPORTTIME": "1"})
