@@ -33,6 +33,17 @@ class Result:
         return "<exit {} stderr={!r}>".format(self.code, self.stderr[-2000:])
 
 
+def pva_double():
+    """The pva stand-in (tests/pva_double), imported in this process, for library tests;
+    sys.path is left as it was."""
+    sys.path.insert(0, str(PVA_DOUBLE))
+    try:
+        import pva
+    finally:
+        sys.path.remove(str(PVA_DOUBLE))
+    return pva
+
+
 def run_extract(*args, cwd=None, pva=True, env=None, timeout=120):
     """Run `extract ARGS...` as a user would; `pva` puts the stand-in on PYTHONPATH."""
     environment = dict(os.environ)

@@ -14,7 +14,7 @@ import tracemalloc
 from pathlib import Path
 
 
-from conftest import (EDGE, FIXTURES, GOLDEN, GOLDEN_PROFILE_ARG, PVA_DOUBLE, copy_case,
+from conftest import (EDGE, FIXTURES, GOLDEN, GOLDEN_PROFILE_ARG, copy_case, pva_double,
                       run_extract)
 
 sys.path.insert(0, str(FIXTURES))
@@ -266,11 +266,7 @@ def test_batch_writes_tables_beside_each_summary_and_tracks_them(tmp_path):
 
 def _peak_memory(profile: Path, out: Path) -> int:
     """tracemalloc's peak while extracting `profile` with its step tables, in-process."""
-    sys.path.insert(0, str(PVA_DOUBLE))
-    try:
-        import pva
-    finally:
-        sys.path.remove(str(PVA_DOUBLE))
+    pva = pva_double()
     from extractor.steptables import step_tables
     from extractor.summary import summarize
 

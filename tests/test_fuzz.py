@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import sqlite3
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 import badinput as bad
-from conftest import EDGE, PVA_DOUBLE, run_extract
+from conftest import EDGE, pva_double, run_extract
 from spec_oracle import REQUIRED, Refused, Unreadable, oracle_summary
 from test_bad_input import folder_state, summary_text
 
@@ -161,14 +160,10 @@ FUZZ_SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=not L
        mutations=st.lists(MUTATION, min_size=1, max_size=4))
 def test_mutated_profiles_give_the_spec_summary_or_one_line(bases, tmp_path_factory,
                                                             which, mutations):
-    sys.path.insert(0, str(PVA_DOUBLE))
-    try:
-        import pva
-        from extractor import summarize
-        from extractor.errors import ExtractorError
-        from extractor.render import summary_bytes
-    finally:
-        sys.path.remove(str(PVA_DOUBLE))
+    pva = pva_double()
+    from extractor import summarize
+    from extractor.errors import ExtractorError
+    from extractor.render import summary_bytes
     folder = tmp_path_factory.getbasetemp() / "fuzz-case"
     profile = fresh_copy(bases, which, folder)
     apply(profile, mutations)
@@ -228,14 +223,10 @@ def test_flipped_bits_give_a_summary_of_what_sqlite_reads_or_one_line(bases, tmp
     """Byte-level damage: SQLite has no checksums, so a flip it cannot notice gives the
     summary of what it reads (the oracle's, read through the same SQLite); anything
     else must be the one-line error."""
-    sys.path.insert(0, str(PVA_DOUBLE))
-    try:
-        import pva
-        from extractor import summarize
-        from extractor.errors import ExtractorError
-        from extractor.render import summary_bytes
-    finally:
-        sys.path.remove(str(PVA_DOUBLE))
+    pva = pva_double()
+    from extractor import summarize
+    from extractor.errors import ExtractorError
+    from extractor.render import summary_bytes
     folder = tmp_path_factory.getbasetemp() / "fuzz-flip"
     profile = fresh_copy(bases, which, folder)
     data = bytearray(profile.read_bytes())

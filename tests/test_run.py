@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (EDGE, GOLDEN, GOLDEN_PROFILE_ARG, PVA_DOUBLE, REPO, copy_case,
-                      extract_command, golden_case_folder,
+                      extract_command, golden_case_folder, pva_double,
                       run_extract, sha256)
 
 EXPECTED = (GOLDEN / "expected.json").read_bytes()
@@ -228,17 +228,13 @@ def test_version():
 # ---- the library, without the CLI -----------------------------------------------------
 
 def test_pva_facts_are_fetched_once_each(golden_profile):
-    sys.path.insert(0, str(PVA_DOUBLE))
-    try:
-        import pva
-        from extractor import summarize
-        pva.reset_access_counts()
-        summarize(golden_profile, pva=pva)
-        repeated = {key: n for key, n in pva.access_counts.items() if n > 1}
-        assert pva.access_counts, "the stand-in counted nothing: the test cannot see"
-        assert repeated == {}
-    finally:
-        sys.path.remove(str(PVA_DOUBLE))
+    pva = pva_double()
+    from extractor import summarize
+    pva.reset_access_counts()
+    summarize(golden_profile, pva=pva)
+    repeated = {key: n for key, n in pva.access_counts.items() if n > 1}
+    assert pva.access_counts, "the stand-in counted nothing: the test cannot see"
+    assert repeated == {}
 
 
 def test_package_imports_without_pva():
