@@ -178,31 +178,25 @@ def _one_pass(profile: Profile, names: StepNames, rules: StageRules, step_sink, 
                     is_notable = notable[compute_set][program]
                 except KeyError:  # a pair met for the first time
                     is_notable = fill(compute_set, program)
-                if not is_notable:
-                    if kind in DEVICE_KINDS:
-                        if start is not None and (low is None or start < low):
-                            low = start
-                        if end is not None and (high is None or end > high):
-                            high = end
-                    continue
-                named = names[program, compute_set]
-                classes = named.classes
-                if kind in markers and getattr(classes, markers[kind]):
-                    spans.fold(low, high)  # the device rows before the marker
-                    low = high = None
-                    spans.marker(step, kind)
-                elif kind in DEVICE_KINDS:  # a marker is never one
+                if is_notable:
+                    named = names[program, compute_set]
+                    classes = named.classes
+                    if kind in markers and getattr(classes, markers[kind]):
+                        spans.fold(low, high)  # the device rows before the marker
+                        low = high = None
+                        spans.marker(step, kind)
+                    if classes.kernel:
+                        body.add(raw, named)
+                        if not body_over and body.anchors > 1:
+                            body_over = True
+                            notable, fill = names.counted.rows, names.counted.fill
+                    if step_sink is not None:
+                        step_sink(make_step_row(raw, named), facts, body.in_body)
+                if kind in DEVICE_KINDS:  # never a marker's kind
                     if start is not None and (low is None or start < low):
                         low = start
                     if end is not None and (high is None or end > high):
                         high = end
-                if classes.kernel:
-                    body.add(raw, named)
-                    if not body_over and body.anchors > 1:
-                        body_over = True
-                        notable, fill = names.counted.rows, names.counted.fill
-                if step_sink is not None:
-                    step_sink(make_step_row(raw, named), facts, body.in_body)
     finally:
         batches.close()  # an abandoned read ends its query now
     spans.fold(low, high)
