@@ -12,6 +12,7 @@ import importlib.util
 import multiprocessing
 import os
 import signal
+import stat
 import sys
 import threading
 from collections import deque
@@ -26,7 +27,7 @@ from .index import IndexWriter, index_name, known_entries
 from .output import remove_abandoned, write_atomic
 from .pvafacts import ENABLE_HINT
 from .render import summary_bytes
-from .steptables import csv_paths, step_tables
+from .steptables import csv_paths, step_tables_with_summary
 from .summary import summarize
 
 OK, UP_TO_DATE, FAILED = "ok", "up to date", "failed"
@@ -128,17 +129,17 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
         if not _inside(output, outdir):
             raise ExtractorError(output, "would fall outside the output folder")
         if options.csv:
-            # The step tables come from the same pass, and appear after the summary.
-            with step_tables(output.parent) as tables:
+            # The step tables come from the same pass; the three files change together.
+            with step_tables_with_summary(output, strict=True) as (tables, summary):
                 extraction = summarize(item.profile, rules, use_pva=options.use_pva,
                                        profile_label=item.label, step_sink=tables)
                 data = summary_bytes(extraction.summary)
-                write_atomic(output, data)
+                summary.write(data)
         else:
             extraction = summarize(item.profile, rules, use_pva=options.use_pva,
                                    profile_label=item.label)
             data = summary_bytes(extraction.summary)
-            write_atomic(output, data)
+            write_atomic(output, data, strict=True)
     except ExtractorError as exc:
         entry.update(status=FAILED, reason=str(exc))
     except Exception as exc:  # an input nobody foresaw: fail this profile, not the batch
@@ -190,6 +191,8 @@ def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
     if previous.get("output") != str(output):
         return False
     try:
+        if not stat.S_ISREG(os.lstat(str(output)).st_mode):  # a FIFO would never be read
+            return False
         return hashlib.sha256(output.read_bytes()).hexdigest() == previous.get("summary_sha256")
     except OSError:
         return False

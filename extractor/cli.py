@@ -141,7 +141,7 @@ def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: boo
         _warn(profile, extraction, quiet)
         write_output(output, summary_bytes(extraction.summary))
         return
-    from .steptables import csv_paths, step_tables
+    from .steptables import csv_paths, step_tables_with_summary
 
     if output == STDOUT:
         _usage("--csv writes steps.csv and first-body.csv beside the summary: give the "
@@ -150,11 +150,11 @@ def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: boo
     for table in tables:
         if _same_file(table, profile) or os.path.abspath(str(table)) == os.path.abspath(output):
             _usage("{}: --csv would write {} over it".format(table, table.name))
-    # The tables come from the summary's own pass; they appear after the summary.
-    with step_tables(Path(output).parent) as sink:
+    # The tables come from the summary's own pass; the three files change together.
+    with step_tables_with_summary(output) as (sink, summary):
         extraction = summarize(profile, rules, use_pva=use_pva, step_sink=sink)
         _warn(profile, extraction, quiet)
-        write_output(output, summary_bytes(extraction.summary))
+        summary.write(summary_bytes(extraction.summary))
 
 
 def _warn(profile: Path, extraction, quiet: bool) -> None:
@@ -170,6 +170,7 @@ def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, use_pva
     from .batch import RunOptions, available_cpus, parse_shard, require_pva, run_batch
     options = RunOptions(use_pva=use_pva, csv=csv)
     from .discover import discover
+    from .output import make_folder
     from .progress import PlainReporter, QuietReporter, RichReporter
 
     if output is None or output == STDOUT:
@@ -183,6 +184,7 @@ def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, use_pva
         _usage(str(exc))
     if options.use_pva:
         require_pva()
+    make_folder(outdir)  # one line if it cannot be (under a file, /proc, read-only)
     found = discover(paths)
     items = shard.take(found.items) if shard else found.items
     if quiet:

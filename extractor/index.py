@@ -9,12 +9,13 @@ A shard writes `index-shard-K-of-N.jsonl`; `extract merge OUTDIR` folds them tog
 """
 
 import os
+import stat
 from pathlib import Path
 
 import orjson
 
 from .errors import OutputError
-from .output import write_atomic
+from .output import replaceable, write_atomic
 
 INDEX_NAME = "index.jsonl"
 
@@ -28,6 +29,8 @@ def index_name(shard=None) -> str:
 def read_entries(path: Path) -> list:
     """The whole lines of an index file, in order; a torn or unreadable line is skipped."""
     try:
+        if not stat.S_ISREG(os.stat(str(path)).st_mode):  # a FIFO or device: never read
+            return []
         data = path.read_bytes()
     except OSError:
         return []
@@ -76,9 +79,13 @@ class IndexWriter:
         if os.path.islink(str(path)):  # appending would write wherever it points
             raise OutputError(path, "is a symbolic link: the index is never written "
                               "through one (remove it)")
-        self._cut_torn_tail()
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        self._fd = os.open(str(path), flags, 0o666)
+        replaceable(path, strict=True)  # nor is it a FIFO, a device or a folder
+        try:
+            self._cut_torn_tail()
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+            self._fd = os.open(str(path), flags, 0o666)
+        except OSError as exc:  # a read-only OUTDIR
+            raise OutputError(path, "cannot write: {}".format(exc.strerror or exc))
 
     def _cut_torn_tail(self) -> None:
         try:
@@ -114,7 +121,7 @@ class IndexWriter:
 def write_index(path: Path, entries) -> int:
     latest = latest_by_profile(entries)
     data = b"".join(_line(latest[label]) for label in sorted(latest))
-    write_atomic(path, data)
+    write_atomic(path, data, strict=True)
     return len(latest)
 
 

@@ -1,7 +1,9 @@
 """Writing results so that a reader never sees a partial file."""
 
 import contextlib
+import errno
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -11,30 +13,38 @@ STDOUT = "-"
 
 
 @contextlib.contextmanager
-def atomic_file(path):
+def atomic_file(path, strict: bool = False):
     """A binary file handle whose contents appear at `path` only when the block completes.
 
     Writes go to a temporary file in the same folder, which is fsynced and renamed over
     `path`; on any error (or interruption) the temporary file is removed and a previous
     `path` stays as it was. Missing parent folders are created.
+
+    The rename only ever replaces a regular file (`replaceable`): with `strict` (a
+    batch's OUTDIR) anything else at `path`, a symbolic link included, is refused;
+    otherwise a symbolic link is followed (the file it points to is replaced, the link
+    stays), and a character device or FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is
+    written into directly, as a shell's `>` would.
     """
     path = Path(path)
     tmp = None
     try:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
-            raise OutputError(path, "cannot write: a part of {} is a file, not a folder"
-                              .format(path.parent))
-        remove_abandoned(path)
-        fd, tmp = _new_partial(path)
+        _make_parent(path)
+        target = replaceable(path, strict, direct=not strict)
+        if target is None:
+            with _open_direct(path) as handle:
+                yield handle
+            return
+        remove_abandoned(target)
+        fd, tmp = _new_partial(target)
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, str(path))
+        _check_replaceable(path, target)
+        os.replace(tmp, str(target))
         tmp = None
-        _fsync_folder(path.parent)
+        _fsync_folder(target.parent)
     except OSError as exc:
         raise OutputError(path, "cannot write: {}".format(exc.strerror or exc))
     finally:
@@ -43,6 +53,215 @@ def atomic_file(path):
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+@contextlib.contextmanager
+def atomic_files(paths, strict: bool = False):
+    """Binary handles for several files that change together, or not at all.
+
+    Every target is checked (`replaceable`, never written directly) before the block
+    runs; each is written to a temporary file; then they are renamed into place in
+    order. If a rename fails part-way (or is interrupted), the files already renamed are
+    put back as they were (the earlier ones are kept under temporary names, hard links,
+    until all are in), so a reader sees either all the old files or all the new ones.
+    An error inside the block is reported against the last path.
+    """
+    paths = [Path(p) for p in paths]
+    targets, temps, handles = [], [], []
+    current = paths[-1]
+    try:
+        for path in paths:
+            current = path
+            _make_parent(path)
+            target = replaceable(path, strict, direct=False)
+            remove_abandoned(target)
+            fd, tmp = _new_partial(target)
+            temps.append(tmp)
+            targets.append(target)
+            handles.append(os.fdopen(fd, "wb"))
+        current = paths[-1]
+        yield handles
+        for path, handle in zip(paths, handles):
+            current = path
+            handle.flush()
+            os.fsync(handle.fileno())
+            handle.close()
+        _replace_together(paths, targets, temps)
+        for folder in sorted({str(target.parent) for target in targets}):
+            _fsync_folder(Path(folder))
+    except OSError as exc:
+        raise OutputError(current, "cannot write: {}".format(exc.strerror or exc))
+    finally:
+        for handle in handles:
+            try:
+                handle.close()
+            except OSError:
+                pass
+        for tmp in temps:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+
+def _replace_together(paths, targets, temps) -> None:
+    """Rename temps[i] over targets[i] for each i, all or none (see atomic_files); a
+    temporary name is set to None once renamed."""
+    replaced, backups = [], {}
+    path = paths[0]
+    try:
+        for i, (path, target) in enumerate(zip(paths, targets)):
+            _check_replaceable(path, target)
+            if os.path.lexists(str(target)):
+                backups[i] = _backup(target)
+            os.replace(temps[i], str(target))
+            temps[i] = None
+            replaced.append(i)
+    except BaseException as exc:
+        for i in reversed(replaced):  # put the earlier files back as they were
+            try:
+                if i in backups:
+                    os.replace(backups.pop(i), str(targets[i]))
+                else:
+                    os.unlink(str(targets[i]))
+            except OSError:
+                pass
+        if isinstance(exc, OSError):
+            raise OutputError(path, "cannot write: {}".format(exc.strerror or exc))
+        raise
+    finally:
+        for backup in backups.values():
+            try:
+                os.unlink(backup)
+            except OSError:
+                pass
+
+
+def _backup(target: Path) -> str:
+    """A second name for the file at `target` (a hard link, or a copy where the file
+    system has none), named like a temporary file so that an abandoned one is swept."""
+    while True:
+        name = str(target.parent / "{}{}.partial".format(_partial_prefix(target),
+                                                         os.urandom(6).hex()))
+        try:
+            os.link(str(target), name)
+            return name
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links here (or not to this file): copy it
+            break
+    fd, name = _new_partial(target)
+    try:
+        with os.fdopen(fd, "wb") as copy, open(str(target), "rb") as original:
+            while True:
+                block = original.read(1 << 20)
+                if not block:
+                    break
+                copy.write(block)
+    except BaseException:
+        os.unlink(name)
+        raise
+    return name
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode: int) -> str:
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"  # pragma: no cover - a door, a whiteout...
+
+
+def replaceable(path, strict: bool = False, direct: bool = False):
+    """Where a rename may put a new file for `path`: the path of a regular file or of
+    nothing. `strict`: `path` itself must be one (a symbolic link is refused too).
+    Otherwise a symbolic link is followed: the file it points to is the one replaced.
+    `direct`: None for a character device or FIFO, to be written into directly.
+    Anything else (a folder, a socket, a block device) raises OutputError."""
+    path = Path(path)
+    try:
+        mode = (os.lstat if strict else os.stat)(str(path)).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError:  # a symbolic link loop, a part that is a file...: the rename will say
+        mode = None
+    if mode is None or stat.S_ISREG(mode):
+        if strict or not os.path.islink(str(path)):
+            return path
+        return Path(os.path.realpath(str(path)))
+    if direct and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+        return None
+    if strict:
+        raise OutputError(path, "is {}, not a regular file: extract never replaces one, "
+                          "nor writes through one (remove it)".format(_kind(mode)))
+    if direct or stat.S_ISDIR(mode):
+        raise OutputError(path, "is {}: only a regular file is replaced (or a character "
+                          "device or FIFO written into)".format(_kind(mode)))
+    raise OutputError(path, "is {}: files written together must be regular files, "
+                      "replaced all at once".format(_kind(mode)))
+
+
+def _check_replaceable(path: Path, target: Path) -> None:
+    # Just before the rename: what is at the target now must still be a regular file
+    # (or nothing), not something swapped in while the new file was being written.
+    try:
+        mode = os.lstat(str(target)).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise OutputError(path, "is {} now, not a regular file: it is not replaced"
+                          .format(_kind(mode)))
+
+
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise OutputError(path, "cannot write: a part of {} is a file, not a folder"
+                          .format(path.parent))
+
+
+def make_folder(folder) -> None:
+    """Create an output folder (and its parents); OutputError in one line if it cannot."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise OutputError(folder, "cannot make the output folder: a part of it is a file, "
+                          "not a folder")
+    except OSError as exc:
+        raise OutputError(folder, "cannot make the output folder: {}".format(
+            exc.strerror or exc))
+
+
+@contextlib.contextmanager
+def _open_direct(path: Path):
+    """A handle writing into the character device or FIFO at `path`: opened without
+    creating or truncating anything, and without waiting for a FIFO's reader."""
+    try:
+        fd = os.open(str(path), os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise OutputError(path, "is a FIFO (named pipe) that nobody is reading: "
+                              "start its reader first")
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):  # swapped meanwhile
+            raise OutputError(path, "is {} now, not a character device or FIFO: it is "
+                              "not written into".format(_kind(mode)))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "wb") as handle:
+        yield handle
+        handle.flush()
 
 
 def _new_partial(path: Path):
@@ -100,22 +319,39 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def write_atomic(path, data: bytes) -> None:
+def write_atomic(path, data: bytes, strict: bool = False) -> None:
     """Write `data` to `path` so that no reader ever sees a partial file (atomic_file)."""
-    with atomic_file(path) as handle:
+    with atomic_file(path, strict) as handle:
         handle.write(data)
 
 
 def write_output(target, data: bytes) -> None:
-    """Write to a file atomically, or to standard output when `target` is "-"."""
+    """Write to a file atomically (a device or FIFO directly: atomic_file), or to
+    standard output when `target` is "-"."""
     if str(target) == STDOUT:
+        if sys.stdout is None:  # started with it closed (`extract ... >&-`)
+            raise OutputError("<stdout>", "cannot write: standard output is closed")
         try:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
         except OSError as exc:
+            _discard_stdout()
             raise OutputError("<stdout>", "cannot write: {}".format(exc.strerror or exc))
     else:
         write_atomic(target, data)
+
+
+def _discard_stdout() -> None:
+    # What could not be written stays buffered, and Python would try again at exit and
+    # print "Exception ignored ... BrokenPipeError": send it to /dev/null instead.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -1,9 +1,9 @@
 """Step tables: `steps.csv` (every step row) and `first-body.csv` (the first body's rows).
 
 Both are written while `summarize` makes its one pass over the step rows (`StepTables`
-is its `step_sink`), so no row is kept: memory does not grow with the trace. Each file
-appears only when complete (`output.atomic_file`), and only when the summary beside it
-was written too.
+is its `step_sink`), so no row is kept: memory does not grow with the trace. The three
+files of a summary change together, each only when complete, or none does
+(`output.atomic_files`).
 
 Format: RFC 4180. UTF-8 without a byte-order mark; a header line with the spec's fields
 (`STEP_FIELDS`) in order; records end with CRLF (`\\r\\n`), as RFC 4180 says; a field is
@@ -17,7 +17,7 @@ import csv
 import io
 from pathlib import Path
 
-from .output import atomic_file
+from .output import atomic_files
 from .steps import STEP_FIELDS
 
 STEPS_CSV = "steps.csv"
@@ -78,15 +78,33 @@ class StepTables:
 
 
 @contextlib.contextmanager
-def step_tables(folder):
+def step_tables(folder, strict: bool = False):
     """StepTables writing into `folder`; both files appear when the block completes
     without error, and neither does otherwise (earlier ones are left as they were)."""
-    steps_path, first_body_path = csv_paths(folder)
-    with atomic_file(steps_path) as steps, atomic_file(first_body_path) as first_body:
-        tables = StepTables(steps, first_body)
-        try:
+    with atomic_files(csv_paths(folder), strict) as (steps, first_body):
+        with _tables(steps, first_body) as tables:
             yield tables
-        except BaseException:
-            tables.abandon()
-            raise
-        tables.detach()
+
+
+@contextlib.contextmanager
+def step_tables_with_summary(summary_path, strict: bool = False):
+    """(StepTables writing beside `summary_path`, a binary handle for the summary): the
+    three files change together when the block completes, or none does (`atomic_files`:
+    every target is checked before the block runs; the tables are renamed first, the
+    summary last). `strict`: in a batch's OUTDIR (see `output.replaceable`)."""
+    summary_path = Path(summary_path)
+    paths = csv_paths(summary_path.parent) + (summary_path,)
+    with atomic_files(paths, strict) as (steps, first_body, summary):
+        with _tables(steps, first_body) as tables:
+            yield tables, summary
+
+
+@contextlib.contextmanager
+def _tables(steps, first_body):
+    tables = StepTables(steps, first_body)
+    try:
+        yield tables
+    except BaseException:
+        tables.abandon()
+        raise
+    tables.detach()
