@@ -123,8 +123,8 @@ def test_single_output_onto_a_fifo_nobody_reads_is_one_line_not_a_hang(tmp_path)
     assert stat.S_ISFIFO(mode_of(fifo))
 
 
-@pytest.mark.parametrize("kind", ["socket", "folder"])
-def test_single_output_onto_a_socket_or_folder_is_refused(tmp_path, kind):
+@pytest.mark.parametrize("kind", ["socket", "folder", "block device"])
+def test_single_output_onto_a_socket_folder_or_block_device_is_refused(tmp_path, kind):
     import socket
 
     profile = bad.write_base(tmp_path / "case")
@@ -132,8 +132,10 @@ def test_single_output_onto_a_socket_or_folder_is_refused(tmp_path, kind):
     if kind == "socket":
         server = socket.socket(socket.AF_UNIX)
         server.bind(str(target))
-    else:
+    elif kind == "folder":
         target.mkdir()
+    else:  # never opened: refused on what it is
+        os.mknod(str(target), 0o600 | stat.S_IFBLK, os.makedev(7, 0))
     try:
         result = run_extract(profile, "-o", target)
     finally:
@@ -142,7 +144,8 @@ def test_single_output_onto_a_socket_or_folder_is_refused(tmp_path, kind):
     assert result.code == 1, result
     check_error_line(result.stderr, str(target), r"^is a {}: only a regular file is "
                                                  r"replaced".format(kind))
-    assert (stat.S_ISSOCK if kind == "socket" else stat.S_ISDIR)(mode_of(target))
+    assert {"socket": stat.S_ISSOCK, "folder": stat.S_ISDIR,
+            "block device": stat.S_ISBLK}[kind](mode_of(target))
 
 
 def test_single_output_through_a_link_to_stdout_does_not_replace_the_link(tmp_path):
@@ -217,6 +220,21 @@ def test_batch_never_writes_into_nor_replaces_a_special_file(tmp_path, name, kin
     assert (stat.S_ISFIFO if kind == "fifo" else stat.S_ISCHR)(mode_of(special))
     assert index_entry(out)["status"] == "failed"
     assert sorted(p.name for p in out.iterdir()) == sorted(["index.jsonl", name])
+
+
+def test_batch_summary_that_is_a_symbolic_link_is_refused_not_followed(tmp_path):
+    runs = batch_input(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.json"
+    victim.write_bytes(b"keep\n")
+    (out / "summary.json").symlink_to(victim)
+    result = run_extract(runs, "-o", out, "-q")
+    assert result.code == 1, result
+    assert index_entry(out)["reason"].startswith(
+        "{}: is a symbolic link, not a regular file".format(out / "summary.json"))
+    assert os.path.islink(str(out / "summary.json"))
+    assert victim.read_bytes() == b"keep\n"
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
