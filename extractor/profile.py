@@ -101,7 +101,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def _read_only_uri(path: Path, immutable: bool = False) -> str:
-    uri = "file:{}?mode=ro".format(quote(str(path.resolve()), safe="/"))
+    # The path's own bytes, percent-encoded: a name that is not UTF-8 is still a name.
+    uri = "file:{}?mode=ro".format(quote(os.fsencode(str(path.resolve())), safe="/"))
     return uri + "&immutable=1" if immutable else uri
 
 
