@@ -21,7 +21,7 @@ from typing import List, NamedTuple, Optional
 
 from . import __version__
 from .discover import BatchItem
-from .errors import ExtractorError, PvaMissingError, one_line
+from .errors import ExtractorError, PvaMissingError, one_line, shown_path
 from .index import IndexWriter, index_name, known_entries
 from .output import remove_abandoned, write_atomic
 from .pvafacts import ENABLE_HINT
@@ -112,7 +112,7 @@ def headline(summary: dict) -> dict:
 
 def _base_entry(item: BatchItem, outdir: Path, rules, options: RunOptions) -> dict:
     """What every index entry says: which input, which output, made how."""
-    entry = {"profile": item.label, "output": str(item.output(outdir)),
+    entry = {"profile": item.label, "output": shown_path(item.output(outdir)),
              "rules_sha256": rules.sha256, "tool_version": __version__,
              "pva": options.use_pva, "csv": options.csv}
     entry.update(_input_facts(item.profile))
@@ -143,7 +143,7 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
         entry.update(status=FAILED, reason=str(exc))
     except Exception as exc:  # an input nobody foresaw: fail this profile, not the batch
         entry.update(status=FAILED, reason="{}: unexpected failure: {}: {}".format(
-            item.profile, type(exc).__name__, one_line(exc)))
+            shown_path(item.profile), type(exc).__name__, one_line(exc)))
     else:
         entry.update(status=OK, summary_sha256=hashlib.sha256(data).hexdigest(),
                      warnings=extraction.warnings, **headline(extraction.summary))
@@ -187,7 +187,7 @@ def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
             previous.get("tool_version") != __version__:
         return False
     output = item.output(outdir)
-    if previous.get("output") != str(output):
+    if previous.get("output") != shown_path(output):
         return False
     try:
         return hashlib.sha256(output.read_bytes()).hexdigest() == previous.get("summary_sha256")
@@ -405,7 +405,7 @@ class _Pool:
 
 def _failed(item: BatchItem, outdir: Path, rules, options: RunOptions, reason: str) -> dict:
     entry = _base_entry(item, outdir, rules, options)
-    entry.update(status=FAILED, reason="{}: {}".format(item.profile, reason),
+    entry.update(status=FAILED, reason="{}: {}".format(shown_path(item.profile), reason),
                  finished_at=_now())
     return entry
 
