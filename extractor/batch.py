@@ -113,6 +113,7 @@ def headline(summary: dict) -> dict:
 def _base_entry(item: BatchItem, outdir: Path, rules, options: RunOptions) -> dict:
     """What every index entry says: which input, which output, made how."""
     entry = {"profile": item.label, "output": shown_path(item.output(outdir)),
+             "summary": item.summary_key,
              "rules_sha256": rules.sha256, "tool_version": __version__,
              "pva": options.use_pva, "csv": options.csv}
     entry.update(_input_facts(item.profile))
@@ -169,10 +170,13 @@ def _csv_sizes(output: Path) -> Optional[dict]:
 
 def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
                   previous: Optional[dict]) -> bool:
-    """Its last entry succeeded with this input, these rules, options and tool version,
-    and the summary it wrote is still there, unchanged (and, for a --csv run, the step
-    tables written with it, at the sizes they had)."""
+    """Its last entry succeeded with this input, named as now (the summary's `profile`
+    value), these rules, options and tool version, and the summary it wrote is still
+    there, unchanged (and, for a --csv run, the step tables written with it, at the sizes
+    they had)."""
     if previous is None or previous.get("status") not in (OK, UP_TO_DATE):
+        return False
+    if previous.get("profile") != item.label:
         return False
     if previous.get("pva") != options.use_pva:
         return False
@@ -275,9 +279,10 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
     interrupts = _DeferredInterrupts()
     try:
         for item in items:
-            earlier = previous.get(item.label)
+            earlier = previous.get(item.summary_key)
             if is_up_to_date(item, outdir, rules, options, earlier):
-                entry = dict(earlier, status=UP_TO_DATE, finished_at=_now())
+                entry = dict(earlier, status=UP_TO_DATE, finished_at=_now(),
+                             summary=item.summary_key)
                 entry.pop("reason", None)
                 finish(entry)
             else:
