@@ -210,12 +210,13 @@ def merge(
                                   help="A batch output folder with shard index files."),
 ):
     """Fold the index files of a batch's shards into OUTDIR/index.jsonl."""
+    from .errors import shown_path
     from .index import merge_indexes
 
     if not outdir.is_dir():
         _usage("{}: not a folder".format(outdir))
     count = _report_errors(lambda: merge_indexes(outdir))
-    typer.echo("{}: {} profiles".format(outdir / "index.jsonl", count), err=True)
+    typer.echo("{}: {} profiles".format(shown_path(outdir / "index.jsonl"), count), err=True)
 
 
 def _report_errors(action, debug: Optional[bool] = None):

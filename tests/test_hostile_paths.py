@@ -340,3 +340,16 @@ def test_an_index_written_before_the_summary_key_is_still_read(tmp_path):
     assert [(e["summary"], e["status"]) for e in index_lines(out)] == [
         ("a/summary.json", "up to date"), ("b/summary.json", "up to date"),
         ("c/summary.json", "ok")]
+
+
+def test_merge_in_a_non_utf8_output_folder(tmp_path):
+    for folder in ("a", "b"):
+        copy_case(CASE, tmp_path / "runs" / folder)
+    outdir = os.fsdecode(b"out\xff")
+    for shard in ("1/2", "2/2"):
+        assert run_extract("runs", "-o", outdir, "--shard", shard, cwd=tmp_path).code == 0
+    merged = run_extract("merge", outdir, cwd=tmp_path)
+    assert merged.code == 0, merged
+    assert merged.stderr == "out\\xff/index.jsonl: 2 profiles\n"
+    assert [e["output"] for e in index_lines(tmp_path / outdir)] == [
+        "out\\xff/a/summary.json", "out\\xff/b/summary.json"]
