@@ -161,6 +161,11 @@ def _refuse_shared_outputs(items) -> None:
     seen = {}
     for item in items:
         first = seen.setdefault(item.summary_key, item)
+        if first is not item and first.label == item.label:  # `a\xff`, byte or text
+            raise ArgumentsError(item.label, "two profiles are shown by this one name (a "
+                                 "byte that is not UTF-8 is shown as \\xNN, and another "
+                                 "path has those very characters), and their summaries "
+                                 "by {}: rename one of them".format(item.summary_key))
         if first is not item:
             raise ArgumentsError(item.label, "its summary would be written to {} in the "
                                  "output folder, as {}'s is: give each profile a folder "

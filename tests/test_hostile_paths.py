@@ -160,6 +160,17 @@ def test_a_non_utf8_folder_in_a_batch_beside_good_ones(tmp_path):
         BAD_SHOWN) in again.stderr.splitlines()
 
 
+def test_a_byte_and_its_escape_as_text_are_refused(tmp_path):
+    # `a\xff` the byte and `a\xff` the four characters are shown alike: their index
+    # lines would have one key, so the batch is refused rather than losing one.
+    copy_case(CASE, tmp_path / "runs" / BAD)
+    copy_case(CASE, tmp_path / "runs" / BAD_SHOWN)
+    line = one_error_line(run_extract("runs", "-o", "out", cwd=tmp_path), 2)
+    assert line.startswith("extract: error: runs/a\\xff/profile.pop: two profiles are "
+                           "shown by this one name"), line
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_non_utf8_path_alone(tmp_path):
     profile = copy_case(CASE, tmp_path / BAD)
     expected = relabelled(run_extract(CASE / "profile.pop").stdout,
