@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import List, NamedTuple
 
 from .errors import ExtractorError, shown_path
+
 PROFILE_NAME = "profile.pop"
 UNFINISHED = re.compile(r"^profile_.+\.pop$")
 BUSY_SUFFIXES = ("-journal", "-wal")
