@@ -22,7 +22,7 @@ from typing import List, NamedTuple, Optional
 
 from . import __version__
 from .discover import BatchItem
-from .errors import ExtractorError, PvaMissingError, one_line
+from .errors import ExtractorError, PvaMissingError, one_line, shown_path
 from .index import IndexWriter, index_name, known_entries
 from .output import remove_abandoned, write_atomic
 from .pvafacts import ENABLE_HINT
@@ -113,7 +113,8 @@ def headline(summary: dict) -> dict:
 
 def _base_entry(item: BatchItem, outdir: Path, rules, options: RunOptions) -> dict:
     """What every index entry says: which input, which output, made how."""
-    entry = {"profile": item.label, "output": str(item.output(outdir)),
+    entry = {"profile": item.label, "output": shown_path(item.output(outdir)),
+             "summary": item.summary_key,
              "rules_sha256": rules.sha256, "tool_version": __version__,
              "pva": options.use_pva, "csv": options.csv}
     entry.update(_input_facts(item.profile))
@@ -144,7 +145,7 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
         entry.update(status=FAILED, reason=str(exc))
     except Exception as exc:  # an input nobody foresaw: fail this profile, not the batch
         entry.update(status=FAILED, reason="{}: unexpected failure: {}: {}".format(
-            item.profile, type(exc).__name__, one_line(exc)))
+            shown_path(item.profile), type(exc).__name__, one_line(exc)))
     else:
         entry.update(status=OK, summary_sha256=hashlib.sha256(data).hexdigest(),
                      warnings=extraction.warnings, **headline(extraction.summary))
@@ -170,10 +171,13 @@ def _csv_sizes(output: Path) -> Optional[dict]:
 
 def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
                   previous: Optional[dict]) -> bool:
-    """Its last entry succeeded with this input, these rules, options and tool version,
-    and the summary it wrote is still there, unchanged (and, for a --csv run, the step
-    tables written with it, at the sizes they had)."""
+    """Its last entry succeeded with this input, named as now (the summary's `profile`
+    value), these rules, options and tool version, and the summary it wrote is still
+    there, unchanged (and, for a --csv run, the step tables written with it, at the sizes
+    they had)."""
     if previous is None or previous.get("status") not in (OK, UP_TO_DATE):
+        return False
+    if previous.get("profile") != item.label:
         return False
     if previous.get("pva") != options.use_pva:
         return False
@@ -188,7 +192,7 @@ def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
             previous.get("tool_version") != __version__:
         return False
     output = item.output(outdir)
-    if previous.get("output") != str(output):
+    if previous.get("output") != shown_path(output):
         return False
     try:
         if not stat.S_ISREG(os.lstat(str(output)).st_mode):  # a FIFO would never be read
@@ -278,9 +282,10 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
     interrupts = _DeferredInterrupts()
     try:
         for item in items:
-            earlier = previous.get(item.label)
+            earlier = previous.get(item.summary_key)
             if is_up_to_date(item, outdir, rules, options, earlier):
-                entry = dict(earlier, status=UP_TO_DATE, finished_at=_now())
+                entry = dict(earlier, status=UP_TO_DATE, finished_at=_now(),
+                             summary=item.summary_key)
                 entry.pop("reason", None)
                 finish(entry)
             else:
@@ -408,7 +413,7 @@ class _Pool:
 
 def _failed(item: BatchItem, outdir: Path, rules, options: RunOptions, reason: str) -> dict:
     entry = _base_entry(item, outdir, rules, options)
-    entry.update(status=FAILED, reason="{}: {}".format(item.profile, reason),
+    entry.update(status=FAILED, reason="{}: {}".format(shown_path(item.profile), reason),
                  finished_at=_now())
     return entry
 

@@ -184,8 +184,8 @@ def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, use_pva
         _usage(str(exc))
     if options.use_pva:
         require_pva()
+    found = discover(paths)  # argument errors come before anything is made
     make_folder(outdir)  # one line if it cannot be (under a file, /proc, read-only)
-    found = discover(paths)
     items = shard.take(found.items) if shard else found.items
     if quiet:
         reporter = QuietReporter()
@@ -212,12 +212,13 @@ def merge(
                                   help="A batch output folder with shard index files."),
 ):
     """Fold the index files of a batch's shards into OUTDIR/index.jsonl."""
+    from .errors import shown_path
     from .index import merge_indexes
 
     if not outdir.is_dir():
         _usage("{}: not a folder".format(outdir))
     count = _report_errors(lambda: merge_indexes(outdir))
-    typer.echo("{}: {} profiles".format(outdir / "index.jsonl", count), err=True)
+    typer.echo("{}: {} profiles".format(shown_path(outdir / "index.jsonl"), count), err=True)
 
 
 def _report_errors(action, debug: Optional[bool] = None):

@@ -15,7 +15,7 @@ import re
 from pathlib import Path, PurePath
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from .errors import CompareError, SummaryFileError
+from .errors import CompareError, SummaryFileError, shown_path
 from .discover import SUMMARY_NAME
 from .summary import SUMMARY_KEYS
 
@@ -159,7 +159,7 @@ def _default_labels(found: Sequence[_Found]) -> List[str]:
     def label(index):
         parts = found[index].folder_parts
         tail = parts[-width[index]:] if width[index] <= len(parts) else parts
-        return "/".join(tail) or "/"
+        return shown_path("/".join(tail)) or "/"
 
     while True:
         labels = [label(i) for i in range(len(found))]
@@ -199,7 +199,7 @@ def load_recordings(arguments: Sequence, labels: Sequence[str] = ()) -> List[Rec
     if len(labels) > len(found):
         raise ValueError("{} --label given for {} recording{}".format(
             len(labels), len(found), "s" if len(found) != 1 else ""))
-    names = list(labels) + _default_labels(found)[len(labels):]
+    names = [shown_path(label) for label in labels] + _default_labels(found)[len(labels):]
     for index, name in enumerate(names):
         if names.index(name) != index:
             raise ValueError("two recordings are labelled {!r}: give each its own --label"
@@ -460,7 +460,7 @@ def to_csv(comparison: Comparison) -> str:
 
 def to_json_data(comparison: Comparison) -> dict:
     return {
-        "recordings": [{"label": r.label, "path": str(r.path),
+        "recordings": [{"label": r.label, "path": shown_path(r.path),
                         "pva": comparison.has_pva(i)}
                        for i, r in enumerate(comparison.recordings)],
         "clock_mhz": comparison.clock_mhz,

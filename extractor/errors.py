@@ -1,11 +1,24 @@
 """The errors extract reports as one line: `<source>: <problem>`."""
 
+import os
 import re
 
 
+def shown_path(path) -> str:
+    """A path as people and JSON see it. Paths are bytes on POSIX: Python carries the
+    bytes that are not UTF-8 as lone surrogates (surrogateescape), which no terminal,
+    JSON or UTF-8 file can hold; here each such byte becomes `\\xNN` (`a\\xff`).
+    Only for showing: the file system is always given the path itself."""
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no file name can give: shown as \udNNN
+        return os.fspath(path).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def one_line(text: str) -> str:
-    """Fold any message (SQLite's, pva's) into a single line."""
-    return re.sub(r"\s+", " ", str(text)).strip()
+    """Fold any message (SQLite's, pva's) into a single line of printable text (the
+    paths in it as `shown_path` shows them)."""
+    return re.sub(r"\s+", " ", shown_path(str(text))).strip()
 
 
 class ExtractorError(Exception):
@@ -15,7 +28,7 @@ class ExtractorError(Exception):
 
     def __init__(self, source, problem: str):
         super().__init__(source, problem)
-        self.source = str(source)
+        self.source = shown_path(source)
         self.problem = one_line(problem)
 
     def __str__(self) -> str:

@@ -1,16 +1,21 @@
-"""The batch index: `OUTDIR/index.jsonl`, one JSON line per profile.
+"""The batch index: `OUTDIR/index.jsonl`, one JSON line per summary.
+
+A line's key is its `summary` value, the summary's path relative to OUTDIR: one summary,
+one line, however its profile was named on the command line. (Lines written before that
+key existed are placed by their `output` path; see `entry_key`.)
 
 During a run each finished profile's line is appended with a single write on an
 O_APPEND descriptor and fsynced, after its summary is in place: a killed batch leaves
 whole lines only (a torn last line, possible only on a crash mid-write, is cut off when
 the file is next opened), and a profile without its line is simply done again. At the
-end of a run the file is rewritten atomically with one line per profile (the latest).
+end of a run the file is rewritten atomically with one line per summary (the latest).
 A shard writes `index-shard-K-of-N.jsonl`; `extract merge OUTDIR` folds them together.
 """
 
+import hashlib
 import os
 import stat
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import orjson
 
@@ -47,23 +52,58 @@ def read_entries(path: Path) -> list:
     return entries
 
 
-def latest_by_profile(entries) -> dict:
-    """Profile label -> its latest entry (by finish time, then by order)."""
-    latest = {}
+def entry_key(entry: dict, outdir: Path):
+    """The summary an entry is about, relative to OUTDIR (`a/b/summary.json`): its
+    `summary` value. A line written before that key existed names only `output`, as the
+    command line gave OUTDIR then: it is placed where that path falls inside OUTDIR seen
+    from here, or else at the longest tail of it, provided the file there is the summary
+    it recorded (`summary_sha256`); None when it names no such summary (it failed, or
+    its summary has gone or changed since)."""
+    key = entry.get("summary")
+    if isinstance(key, str):
+        return key
+    output, digest = entry.get("output"), entry.get("summary_sha256")
+    if not isinstance(output, str) or not output or not isinstance(digest, str):
+        return None
+    parts = PurePath(output).parts
+    tails = [parts[start:] for start in range(1, len(parts))]
+    relative = os.path.relpath(os.path.abspath(output), os.path.abspath(str(outdir)))
+    if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+        tails.insert(0, PurePath(relative).parts)
+    for tail in tails:
+        try:
+            data = Path(outdir, *tail).read_bytes()
+        except OSError:
+            continue
+        if hashlib.sha256(data).hexdigest() == digest:
+            return "/".join(tail)
+    return None
+
+
+def latest_by_output(entries, outdir: Path) -> dict:
+    """(0, summary key) -> the latest entry for that summary (by finish time, then by
+    order); an old line that names no summary in OUTDIR (`entry_key` None) is kept as
+    (1, profile label), unless a line with a key has the same profile."""
+    latest, unplaced = {}, {}
     for entry in entries:
-        previous = latest.get(entry["profile"])
+        key = entry_key(entry, outdir)
+        into, key = (latest, (0, key)) if key is not None else (unplaced, (1, entry["profile"]))
+        previous = into.get(key)
         if previous is None or str(entry.get("finished_at", "")) >= str(
                 previous.get("finished_at", "")):
-            latest[entry["profile"]] = entry
+            into[key] = entry
+    profiles = {entry["profile"] for entry in latest.values()}
+    latest.update((key, entry) for key, entry in unplaced.items() if key[1] not in profiles)
     return latest
 
 
 def known_entries(outdir: Path) -> dict:
-    """What every index file in OUTDIR says, latest entry per profile."""
+    """What every index file in OUTDIR says: summary key -> its latest entry."""
     entries = []
     for path in sorted(outdir.glob("index*.jsonl")):
         entries.extend(read_entries(path))
-    return latest_by_profile(entries)
+    return {key[1]: entry for key, entry in latest_by_output(entries, outdir).items()
+            if key[0] == 0}
 
 
 def _line(entry: dict) -> bytes:
@@ -71,7 +111,7 @@ def _line(entry: dict) -> bytes:
 
 
 class IndexWriter:
-    """Appends entries to one index file; `compact()` leaves one line per profile."""
+    """Appends entries to one index file; `compact()` leaves one line per summary."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -113,14 +153,16 @@ class IndexWriter:
             self._fd = None
 
     def compact(self) -> None:
-        """Rewrite the file atomically with the latest line of each profile, sorted."""
+        """Rewrite the file atomically with the latest line of each summary, sorted."""
         self.close()
         write_index(self.path, read_entries(self.path))
 
 
 def write_index(path: Path, entries) -> int:
-    latest = latest_by_profile(entries)
-    data = b"".join(_line(latest[label]) for label in sorted(latest))
+    """Write the latest line of each summary (see `latest_by_output`) to an index file
+    in OUTDIR, sorted by summary; the number of lines."""
+    latest = latest_by_output(entries, path.parent)
+    data = b"".join(_line(latest[key]) for key in sorted(latest))
     write_atomic(path, data, strict=True)
     return len(latest)
 

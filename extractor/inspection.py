@@ -17,7 +17,7 @@ import sqlite3
 from pathlib import Path
 from typing import List, Optional
 
-from .errors import one_line
+from .errors import one_line, shown_path
 from .profile import REQUIRED_COLUMNS, SQL_ERRORS, Profile
 
 #: A rowid table whose rowids span at most this many values is counted exactly: it holds
@@ -77,7 +77,7 @@ def _sql_facts(db, path: Path, exact: bool) -> dict:
         tables.append({"name": name, "rows": rows, "rows_estimated": method in ESTIMATES,
                        "rows_method": method, "columns": columns})
     return {
-        "profile": str(path),
+        "profile": shown_path(path),
         "file_bytes": os.path.getsize(str(path)),
         "sqlite": {"page_size": page_size, "pages": pages, "library": sqlite3.sqlite_version},
         "tables": tables,

@@ -101,7 +101,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def _read_only_uri(path: Path, immutable: bool = False) -> str:
-    uri = "file:{}?mode=ro".format(quote(str(path.resolve()), safe="/"))
+    # The path's own bytes, percent-encoded: a name that is not UTF-8 is still a name.
+    uri = "file:{}?mode=ro".format(quote(os.fsencode(str(path.resolve())), safe="/"))
     return uri + "&immutable=1" if immutable else uri
 
 
@@ -245,8 +246,8 @@ class Profile:
             raise ProfileError(self.path, "cannot read: {}".format(exc.strerror or exc))
         if not strict:
             wal = len(header) >= 20 and header[18] == 2 and header[19] == 2
-            if wal and os.path.lexists(str(self.path) + "-wal"):
-                raise self._stray_wal()
+            if wal:
+                self._refuse_a_wal()
             return wal
         if not header:
             raise ProfileError(self.path, "empty file (0 bytes): not an SQLite database")
@@ -264,15 +265,27 @@ class Profile:
                                "says {} pages of {} bytes ({} bytes)".format(
                                    size, pages, page_size, pages * page_size))
         wal = header[18] == 2 and header[19] == 2
-        if wal and os.path.lexists(str(self.path) + "-wal"):
-            raise self._stray_wal()
+        if wal:
+            self._refuse_a_wal()
         return wal
 
-    def _stray_wal(self) -> ProfileError:
-        return ProfileError(self.path, "a write-ahead log ({}-wal) is beside it: the profile "
-                            "is still being written, or its writer did not close it; reading "
-                            "it would write beside the input, which extract never does "
-                            "(checkpoint a copy with sqlite3 first)".format(self.path.name))
+    def _refuse_a_wal(self) -> None:
+        """A WAL-mode profile with its log present is refused (it would be read
+        `immutable`, without the log). SQLite keeps the log beside the file the path
+        resolves to (a linked profile's target): both places are checked."""
+        given = str(self.path)
+        real = os.path.realpath(given)
+        if os.path.lexists(given + "-wal"):
+            log, where = self.path.name + "-wal", "beside it"
+        elif real != os.path.abspath(given) and os.path.lexists(real + "-wal"):
+            log = os.path.basename(real) + "-wal"
+            where = "beside the file it resolves to, {}".format(real)
+        else:
+            return
+        raise ProfileError(self.path, "a write-ahead log ({}) is {}: the profile is still "
+                           "being written, or its writer did not close it; reading it would "
+                           "write beside the input, which extract never does (checkpoint a "
+                           "copy with sqlite3 first)".format(log, where))
 
     def _check_schema(self) -> None:
         try:

@@ -9,6 +9,7 @@ each selector, what it found. Only SQL is read: pva is never asked.
 from pathlib import Path
 from typing import List
 
+from .errors import shown_path
 from .profile import Profile
 from .rules import SELECTORS, StageRules
 from .steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, step_rows
@@ -108,8 +109,8 @@ def check_stages(path, rules: StageRules, top: int = 10) -> dict:
     ranked = sorted(unmatched.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
     fallback = stages.get(rules.fallback, _Tally())
     return {
-        "profile": str(path),
-        "rules": {"source": rules.source, "sha256": rules.sha256},
+        "profile": shown_path(path),
+        "rules": {"source": shown_path(rules.source), "sha256": rules.sha256},
         "step_rows": everything.rows,
         "steps": everything.steps,
         "names": len(everything.names),

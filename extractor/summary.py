@@ -21,7 +21,7 @@ from typing import List, NamedTuple, Optional
 from .profile import Profile, TableScans
 from .pvafacts import NoPvaFacts, PvaFacts, import_pva
 from .rules import StageRules, load_rules
-from .errors import ProfileError
+from .errors import ProfileError, shown_path
 from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue,
                     NamedStep, StepNames, make_step_row, whole)
 
@@ -209,8 +209,9 @@ def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bo
 
     `rules` defaults to the installed stage_rules.toml; `pva` to the importable module;
     `use_pva=False` leaves the three pva facts null; `profile_label` defaults to
-    `str(path)` (the "profile" value). `step_sink(row, facts, in_first_body)`, when
-    given, is called for every step row in order, during the same pass.
+    `str(path)` (the "profile" value; a byte that is not UTF-8 shown as `\\xNN`: see
+    `shown_path`). `step_sink(row, facts, in_first_body)`, when given, is called for
+    every step row in order, during the same pass.
     """
     rules = rules if rules is not None else load_rules()
     path = Path(path)
@@ -263,7 +264,7 @@ def _pass(profile: Profile, scans: TableScans, path: Path, rules: StageRules, pv
     attention_exchanges = facts.attention_exchanges(rules.attention_exchange)
     exchange_memory, allocated_memory = scans.result()
     summary = {
-        "profile": profile_label if profile_label is not None else str(path),
+        "profile": profile_label if profile_label is not None else shown_path(path),
         "kernels": kernels,
         "attention_exchanges": attention_exchanges,
         "exchange_memory_per_tile": exchange_memory,
