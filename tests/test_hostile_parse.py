@@ -408,6 +408,11 @@ def test_a_virtual_table_where_a_table_belongs_is_refused(tmp_path):
     check_error_line(result.stderr, str(profile),
                      r"^'programs' is a virtual table, not a stored table: not a PopVision "
                      r"profile")
+    answer = run_extract("inspect", profile, "--no-pva", "--json", timeout=GENEROUS)
+    assert answer.code == 0, answer
+    required = json.loads(answer.stdout)["required"]
+    assert "'programs' is a virtual table, not a stored table" in required["problems"]
+    assert not required["ok"]
 
 
 @pytest.mark.parametrize("as_json", [False, True])
