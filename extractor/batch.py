@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import multiprocessing
 import os
+import re
 import signal
 import stat
 import sys
@@ -53,16 +54,13 @@ class Shard(NamedTuple):
 def parse_shard(text: str, environ=os.environ) -> Shard:
     """`K/N` (1 <= K <= N), or `slurm` for the array task's share. ValueError if bad."""
     if text == "slurm":
-        try:
-            task = int(environ["SLURM_ARRAY_TASK_ID"])
-            count = int(environ["SLURM_ARRAY_TASK_COUNT"])
-            first = int(environ.get("SLURM_ARRAY_TASK_MIN", "0"))
-            step = int(environ.get("SLURM_ARRAY_TASK_STEP", "1") or 1)
-        except KeyError as exc:
-            raise ValueError("--shard slurm needs {} (run it inside a SLURM array job)"
-                             .format(exc.args[0]))
-        except ValueError:
-            raise ValueError("the SLURM_ARRAY_TASK_* variables are not whole numbers")
+        task = _slurm_number(environ, "SLURM_ARRAY_TASK_ID", least=0)
+        count = _slurm_number(environ, "SLURM_ARRAY_TASK_COUNT", least=1)
+        first = _slurm_number(environ, "SLURM_ARRAY_TASK_MIN", least=0, default=0)
+        step = _slurm_number(environ, "SLURM_ARRAY_TASK_STEP", least=1, default=1)
+        if task < first:
+            raise ValueError("SLURM array task {} is below SLURM_ARRAY_TASK_MIN={}".format(
+                task, first))
         number = (task - first) // step + 1
         if not 1 <= number <= count:
             raise ValueError("SLURM array task {} is outside its {} tasks".format(task, count))
@@ -74,6 +72,24 @@ def parse_shard(text: str, environ=os.environ) -> Shard:
     if not 1 <= number <= count:
         raise ValueError("--shard K/N needs 1 <= K <= N, not {!r}".format(text))
     return Shard(number, count)
+
+
+def _slurm_number(environ, name: str, least: int, default: Optional[int] = None) -> int:
+    """A SLURM_ARRAY_TASK_* variable: a whole number (ASCII digits, at most 18) of at
+    least `least`; `default` when unset or empty, if it may be. ValueError if not."""
+    text = environ.get(name)
+    if not text and default is not None:
+        return default
+    if text is None:
+        raise ValueError("--shard slurm needs {} (run it inside a SLURM array job)".format(
+            name))
+    if not re.match(r"-?[0-9]{1,18}\Z", text):
+        shown = text if len(text) <= 20 else text[:20] + "..."
+        raise ValueError("{}={!r}: not a whole number".format(name, shown))
+    value = int(text)
+    if value < least:
+        raise ValueError("{}={}: must be {} or more".format(name, value, least))
+    return value
 
 
 def available_cpus() -> int:

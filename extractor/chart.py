@@ -177,4 +177,5 @@ CHART_SUFFIXES = (".svg",)
 
 def write_chart(path, comparison: Comparison) -> None:
     """Write the stage chart to `path` (an .svg file), atomically."""
-    write_atomic(path, stage_chart_svg(comparison).encode("utf-8"))
+    # A lone surrogate in a label is written as \udXXX: XML has no way to hold one.
+    write_atomic(path, stage_chart_svg(comparison).encode("utf-8", "backslashreplace"))

@@ -246,6 +246,9 @@ def _report_errors(action, debug: Optional[bool] = None):
         raise typer.Exit(1)
 
 
+CLOCK_MHZ_RANGE = (0.001, 1e6)
+
+
 class CompareFormat(str, Enum):
     markdown = "markdown"
     csv = "csv"
@@ -279,8 +282,10 @@ def compare_command(
     from .chart import CHART_SUFFIXES, write_chart
     from .compare import compare, load_recordings, to_csv, to_json, to_markdown
 
-    if clock_mhz is not None and not 0 < clock_mhz < float("inf"):
-        _usage("--clock-mhz {}: the clock must be a positive number of MHz".format(clock_mhz))
+    # Beyond these, milliseconds come out absurd, or infinite (1e-320) or zero.
+    if clock_mhz is not None and not CLOCK_MHZ_RANGE[0] <= clock_mhz <= CLOCK_MHZ_RANGE[1]:
+        _usage("--clock-mhz {}: the clock must be a positive number of MHz, from 0.001 "
+               "(1 kHz) to 1000000 (1 THz)".format(clock_mhz))
     if chart is not None and chart.suffix.lower() not in CHART_SUFFIXES:
         _usage("--chart {}: only SVG charts are drawn (name the file .svg)".format(chart))
 
@@ -298,7 +303,8 @@ def compare_command(
         text = render(comparison)
         if chart is not None:
             write_chart(chart, comparison)
-        write_output(STDOUT, text.encode("utf-8"))
+        # A lone surrogate (a summary may hold one, escaped) is shown as \udXXX.
+        write_output(STDOUT, text.encode("utf-8", "backslashreplace"))
 
     _report_errors(compare_and_print, debug)
 

@@ -10,6 +10,7 @@ reading (means to 0.1, milliseconds to 0.001, percentages to 0.1).
 import csv
 import io
 import json
+import math
 import os
 import re
 from pathlib import Path, PurePath
@@ -101,6 +102,41 @@ def _check_summary(data, path: Path) -> dict:
     return data
 
 
+# A summary's whole numbers are SQLite's 64-bit integers, or (a device span) the
+# difference of two: never 2**64 or more either way.
+_WHOLE_LIMIT = 2 ** 64
+
+
+class _BadNumber(ValueError):
+    """A number in a summary file that no summary holds (read anywhere in the file)."""
+
+
+def _shortened(text: str, limit: int = 20) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _read_int(text: str) -> int:
+    # The length first: int() of a long text is slow (and refused beyond 4300 digits).
+    digits = len(text.lstrip("-"))
+    if digits > len(str(_WHOLE_LIMIT)) or abs(int(text)) >= _WHOLE_LIMIT:
+        raise _BadNumber("the whole number {} ({} digits) is beyond the 64 bits of a "
+                         "summary's numbers".format(_shortened(text), digits))
+    return int(text)
+
+
+def _read_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400: JSON allows it, a float cannot hold it
+        raise _BadNumber("the number {} is beyond what a float holds".format(
+            _shortened(text)))
+    return value
+
+
+def _read_constant(name: str):
+    raise _BadNumber("{}, which is not a JSON number (a summary's numbers are finite)"
+                     .format(name))
+
+
 def read_summary(path) -> dict:
     """A summary.json's contents, checked; SummaryFileError if it is not a summary."""
     path = Path(path)
@@ -111,11 +147,16 @@ def read_summary(path) -> dict:
     except OSError as exc:
         raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc))
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"), parse_int=_read_int, parse_float=_read_float,
+                          parse_constant=_read_constant)
     except UnicodeDecodeError:
         raise SummaryFileError(path, "not a summary: not UTF-8 text")
+    except _BadNumber as exc:
+        raise SummaryFileError(path, "not a summary: {}".format(exc))
     except ValueError as exc:
         raise SummaryFileError(path, "not a summary: not JSON ({})".format(exc))
+    except RecursionError:
+        raise SummaryFileError(path, "not a summary: JSON nested too deeply")
     return _check_summary(data, path)
 
 
@@ -421,6 +462,9 @@ def _csv_value(value) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
+        if not math.isfinite(value):  # a guard: the inputs are checked to be finite
+            raise ValueError("refusing to write a non-finite number ({!r}) in CSV".format(
+                value))
         return repr(value)
     return str(value)
 
@@ -477,4 +521,9 @@ def to_json_data(comparison: Comparison) -> dict:
 
 def to_json(comparison: Comparison) -> str:
     """The comparison as JSON (two-space indent, ending with a newline)."""
-    return json.dumps(to_json_data(comparison), indent=2) + "\n"
+    try:
+        # NaN and Infinity are not JSON: strict parsers refuse them. A guard (the inputs
+        # are checked to be finite), so that no future path can write them.
+        return json.dumps(to_json_data(comparison), indent=2, allow_nan=False) + "\n"
+    except ValueError as exc:
+        raise ValueError("refusing to write a non-finite number in JSON ({})".format(exc))

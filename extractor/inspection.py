@@ -63,6 +63,8 @@ def _sql_facts(db, path: Path, exact: bool) -> dict:
     masters = db.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
         "ESCAPE '\\' ORDER BY name").fetchall()
+    views = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE "
+                                            "type = 'view'")]  # listed, never run
     stat1 = _stat1_counts(db)
     tables = []
     for name, sql in masters:
@@ -81,7 +83,7 @@ def _sql_facts(db, path: Path, exact: bool) -> dict:
         "file_bytes": os.path.getsize(str(path)),
         "sqlite": {"page_size": page_size, "pages": pages, "library": sqlite3.sqlite_version},
         "tables": tables,
-        "required": required_status(tables),
+        "required": required_status(tables, views),
     }
 
 
@@ -140,19 +142,28 @@ def _row_count(db, name, sql, columns, stat1, exact):
     return bounded, LOWER_BOUND
 
 
-def required_status(tables: list) -> dict:
-    """For each table the extractor reads: present, and which of its columns are missing."""
+def required_status(tables: list, views=()) -> dict:
+    """For each table the extractor reads: present, and which of its columns are missing.
+    A required name that is one of `views` (or a virtual table) is a problem, as extract
+    refuses it."""
     # As the extractor checks them: SQLite's table names ignore case, column names are
     # compared as written.
     columns_of = {table["name"].lower(): set(table["columns"] or ()) for table in tables}
+    virtual = {table["name"].lower() for table in tables
+               if table.get("rows_method") == NOT_COUNTED}
+    views = {view.lower() for view in views}
     status, problems = [], []
     for name, needed in REQUIRED_COLUMNS.items():
         present = name.lower() in columns_of
         missing = ([c for c in needed if c not in columns_of[name.lower()]] if present
                    else [])
         status.append({"table": name, "present": present, "missing_columns": missing})
-        if not present:
+        if not present and name.lower() in views:
+            problems.append("{!r} is a view, not a table".format(name))
+        elif not present:
             problems.append("no table {!r}".format(name))
+        elif name.lower() in virtual:
+            problems.append("{!r} is a virtual table, not a stored table".format(name))
         for column in missing:
             problems.append("table {!r} has no column {!r}".format(name, column))
     return {"ok": not problems, "problems": problems, "tables": status}

@@ -90,6 +90,10 @@ SELECT min(total), avg(total), max(total), max(typeof(total) NOT IN ('integer', 
 FROM memory_by_tile
 """
 
+# A name's entry in the schema, as SQLite finds it (table names ignore ASCII case).
+_SCHEMA_ENTRY = ("SELECT type, sql FROM sqlite_master WHERE type IN ('table', 'view') "
+                 "AND name = ? COLLATE NOCASE")
+
 # What a query can raise: SQLite's errors, and (on a damaged schema) a UnicodeDecodeError
 # when Python decodes SQLite's own message about it.
 SQL_ERRORS = (sqlite3.Error, UnicodeDecodeError)
@@ -290,6 +294,7 @@ class Profile:
     def _check_schema(self) -> None:
         try:
             for table, columns in REQUIRED_COLUMNS.items():
+                self._check_stored(table)
                 present = {row[1] for row in self.db.execute(
                     'PRAGMA table_info("{}")'.format(table))}
                 if not present:
@@ -308,6 +313,21 @@ class Profile:
                 self._check_whole("steps", "id")
         except SQL_ERRORS as exc:
             raise self.error(exc)
+
+    def _check_stored(self, table: str) -> None:
+        """A table the spec requires must be a stored table. A view is a query run at
+        each read (it can recurse for ever, or overflow), a virtual table a module's
+        code: neither is what Poplar writes. Missing: left to the column check."""
+        row = self.db.execute(_SCHEMA_ENTRY, (table,)).fetchone()
+        if row is None:
+            return
+        kind, sql = row
+        if kind == "view":
+            raise ProfileError(self.path, "{!r} is a view, not a table: not a PopVision "
+                               "profile".format(table))
+        if (sql or "").lstrip().upper().startswith("CREATE VIRTUAL"):
+            raise ProfileError(self.path, "{!r} is a virtual table, not a stored table: not "
+                               "a PopVision profile".format(table))
 
     def check_start_end(self) -> None:
         """Refuse text or a blob where a start or end ingredient belongs (one scan of

@@ -68,11 +68,14 @@ def load_rules(path=None) -> StageRules:
     except OSError as exc:
         raise RulesError(path, "cannot read: {}".format(exc.strerror or exc))
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        # utf-8-sig: a byte-order mark (some Windows editors write one) is not TOML text.
+        data = tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise RulesError(path, "not UTF-8 text: {}".format(exc))
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(path, "not valid TOML: {}".format(exc))
+    except RecursionError:  # the TOML parser recurses once per nested array or table
+        raise RulesError(path, "not valid TOML: arrays or tables nested too deeply")
     return parse_rules(data, source=str(path), content=raw)
 
 
@@ -90,8 +93,11 @@ def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> St
     def regex(value, where) -> Pattern:
         try:
             return re.compile(text(value, where))
-        except re.error as exc:
+        except (re.error, OverflowError) as exc:  # OverflowError: a{99999999999}
             fail("{} is not a valid regular expression ({!r}: {})".format(where, value, exc))
+        except RecursionError:  # re's parser recurses once per nested group
+            fail("{} is not a valid regular expression ({}: groups nested too deeply)".format(
+                where, _shown(value)))
 
     unknown = sorted(set(data) - {"fallback", "rules", "selectors"})
     if unknown:
@@ -138,6 +144,11 @@ def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> St
     return StageRules(
         rules=tuple(rules), fallback=fallback, source=source, content=content, **compiled
     )
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[:limit] + "..."
 
 
 def _toml_type(value) -> str:
