@@ -22,6 +22,13 @@ from .summary import summarize
 
 PROG = "extract"
 
+# A profile whose extraction takes longer is ended as failed (--timeout). A 500 MB profile
+# takes under a second from a warm cache (BENCHMARKS.md); a cold 1 GB file read at 20 MB/s
+# from a network filesystem takes under a minute, and the real pva, reading lazily, a few
+# more on a busy node. Ten minutes is several times the slowest honest extraction, yet
+# ends a hang (a pattern that backtracks catastrophically) the same hour.
+DEFAULT_TIMEOUT = 600.0
+
 
 class DefaultCommandGroup(TyperGroup):
     """Runs `run` when the first word is not a command name nor a top-level option."""
@@ -105,6 +112,10 @@ def run(
              "rows) beside each summary.json: same pass, written atomically, RFC 4180."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and a "
                                                             "batch's last line)."),
+    timeout: float = typer.Option(
+        DEFAULT_TIMEOUT, "--timeout", min=0, metavar="SECONDS",
+        help="End the extraction of a profile that takes longer, as failed (a batch goes "
+             "on with the others); 0: no limit."),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
 ):
     """Extract summaries: one profile to a file, or a batch to a folder (default)."""
@@ -118,13 +129,47 @@ def run(
             if jobs is not None or force or shard is not None:
                 _usage("--jobs, --force and --shard are for a batch (a folder or several "
                        "profiles)")
+            _watch_single(paths[0], output or STDOUT, csv, timeout)
             _extract_single(paths[0], output or STDOUT, rules, quiet, use_pva=not no_pva,
                             csv=csv)
         else:
             _extract_batch(paths, output, rules, jobs, force, shard, quiet,
-                           use_pva=not no_pva, csv=csv)
+                           use_pva=not no_pva, csv=csv, timeout=timeout)
 
     _report_errors(extract, debug)
+
+
+def _watch_single(profile: Path, output: str, csv: bool, timeout: float) -> None:
+    """With a time limit, fork: the child returns and extracts; the parent watches it
+    and exits as it does (stopping.py). Without one, extract here, stopped by SIGTERM or
+    SIGHUP as by Ctrl-C."""
+    from .stopping import fork_with_deadline, raise_on_stop_signals, signal_name, stop_message
+
+    if not timeout or not hasattr(os, "fork"):
+        raise_on_stop_signals()
+        return
+    outcome = fork_with_deadline(timeout)
+    if outcome is None:  # the child
+        return
+    if not outcome.forced and outcome.killed_by is None:
+        raise typer.Exit(outcome.code)  # it said what it had to say
+    from .output import remove_abandoned
+
+    targets = [] if output == STDOUT else [Path(output)]
+    if csv and targets:
+        from .steptables import csv_paths
+        targets.extend(csv_paths(Path(output).parent))
+    for target in targets:  # what the killed child was writing
+        remove_abandoned(target)
+    if outcome.timed_out:
+        say("error", "{}: took longer than {:g} s (--timeout): ended".format(profile, timeout))
+        raise typer.Exit(1)
+    if outcome.stopped_by is not None:
+        say("error", stop_message(outcome.stopped_by))
+        raise typer.Exit(outcome.code)
+    say("error", "{}: the process extracting it died (killed by {})".format(
+        profile, signal_name(outcome.killed_by)))
+    raise typer.Exit(1)
 
 
 def _usage(message: str):
@@ -164,7 +209,7 @@ def _warn(profile: Path, extraction, quiet: bool) -> None:
 
 
 def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, use_pva,
-                   csv) -> None:
+                   csv, timeout: float = 0) -> None:
     # Imported here: a single profile does not need the batch machinery (multiprocessing
     # and the rest take a tenth of extract's start-up).
     from .batch import RunOptions, available_cpus, parse_shard, require_pva, run_batch
@@ -231,9 +276,14 @@ def _report_errors(action, debug: Optional[bool] = None):
         raise typer.Exit(exc.exit_code)
     except typer.Exit:
         raise
-    except KeyboardInterrupt:
-        say("error", "interrupted")
-        raise typer.Exit(130)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM or SIGHUP (stopping.Stopped)
+        signum = getattr(exc, "signum", None)
+        if signum is None:
+            say("error", "interrupted")
+            raise typer.Exit(130)
+        from .stopping import stop_message
+        say("error", stop_message(signum))
+        raise typer.Exit(128 + signum)
     except Exception as exc:  # a bug or an input we did not foresee: still one line
         if debug:
             traceback.print_exc()
