@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections import deque
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -27,9 +28,14 @@ from .output import remove_abandoned, write_atomic
 from .pvafacts import ENABLE_HINT
 from .render import summary_bytes
 from .steptables import csv_paths, step_tables
+from .stopping import STOP_SIGNALS, Stopped
 from .summary import summarize
 
 OK, UP_TO_DATE, FAILED = "ok", "up to date", "failed"
+
+# Seconds a worker past its time limit has, after SIGTERM, before SIGKILL. Stuck in C
+# code (SQLite, pva) it cannot run the handler at all; more would only hold up the batch.
+TIMEOUT_GRACE = 2.0
 
 
 class RunOptions(NamedTuple):
@@ -200,23 +206,57 @@ class BatchResult(NamedTuple):
     up_to_date: int
     failed: int
     interrupted: bool
+    stopped_by: Optional[int] = None  # the signal that interrupted it (None: Ctrl-C)
 
 
 # ---- the worker side ---------------------------------------------------------------
 
 def _worker_main(conn, outdir: str, rules, options: RunOptions) -> None:
-    # The parent handles Ctrl-C; SIGTERM (the parent abandoning us) unwinds through
-    # write_atomic's cleanup, so no temporary file is left behind.
+    # The parent handles Ctrl-C and a hang-up (sent to the whole process group); SIGTERM
+    # (the parent abandoning us) unwinds through write_atomic's cleanup, so no temporary
+    # file is left behind, and ends the process quietly (SystemExit, exit code 143).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     while True:
         try:
             item = conn.recv()
-        except (EOFError, OSError):
+        except Exception:  # the parent is gone, or sent what cannot be read
             return
         if item is None:
             return
-        conn.send(extract_one(item, Path(outdir), rules, options))
+        try:
+            entry = extract_one(item, Path(outdir), rules, options)
+        except Exception as exc:  # outside extract_one's own net: still one index line
+            entry = _failed(item, Path(outdir), rules, options, "unexpected failure: "
+                            "{}: {}".format(type(exc).__name__, one_line(exc)))
+        if not _answer(conn, entry, item):
+            return
+
+
+def _answer(conn, entry: dict, item: BatchItem) -> bool:
+    """Send the parent `entry`; one it cannot take (it would not pickle) becomes a failed
+    entry of plain text. False when the parent is gone: nobody is left to tell."""
+    try:
+        conn.send(entry)
+        return True
+    except OSError:
+        return False
+    except Exception as exc:
+        reason = "{}: unexpected failure: its index entry could not be sent: {}: {}".format(
+            item.profile, type(exc).__name__, one_line(exc))
+    plain = {key: entry.get(key) for key in ("profile", "output", "rules_sha256",
+                                             "tool_version", "pva", "csv", "size",
+                                             "mtime_ns", "finished_at")}
+    plain = {key: value if isinstance(value, (str, int, bool, type(None))) else str(value)
+             for key, value in plain.items()}
+    plain.update(status=FAILED, reason=reason)
+    try:
+        conn.send(plain)
+        return True
+    except Exception:
+        return False
 
 
 class _Worker:
@@ -227,6 +267,7 @@ class _Worker:
         self.process.start()
         child.close()
         self.item = None
+        self.deadline = None  # when its profile has taken too long (time.monotonic())
 
     def death(self) -> str:
         self.process.join(5)
@@ -240,11 +281,12 @@ class _Worker:
             how = "exit code {}".format(code)
         return "the worker process extracting it died ({})".format(how)
 
-    def stop(self, abandon: bool) -> None:
-        """End the process: politely when idle, at once (SIGTERM) when abandoning work."""
+    def stop(self, abandon: bool, grace: float = 10) -> None:
+        """End the process: politely when idle, at once (SIGTERM) when abandoning work;
+        SIGKILL if it has not ended `grace` seconds later."""
         if abandon and self.process.is_alive():
             self.process.terminate()
-        self.process.join(10)
+        self.process.join(grace)
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
@@ -253,8 +295,10 @@ class _Worker:
 
 def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
               force: bool = False, shard: Optional[Shard] = None,
-              options: RunOptions = RunOptions(), reporter=None) -> BatchResult:
-    """Extract every item into OUTDIR, recording each in the index; see module docs."""
+              options: RunOptions = RunOptions(), reporter=None,
+              timeout: float = 0) -> BatchResult:
+    """Extract every item into OUTDIR, recording each in the index; see module docs.
+    `timeout` (seconds, 0: none): a profile that takes longer fails, its worker ended."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     previous = {} if force else known_entries(outdir)
@@ -271,6 +315,7 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
         reporter.finished(entry)
 
     interrupted = False
+    stopped_by = None
     pool = None
     interrupts = _DeferredInterrupts()
     try:
@@ -284,7 +329,7 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
                 todo.append(item)
         if todo:
             pool = _Pool(multiprocessing.get_context("spawn"), outdir, rules, options,
-                         min(jobs, len(todo)))
+                         min(jobs, len(todo)), timeout)
 
             def feed() -> None:
                 while todo and pool.idle:
@@ -298,32 +343,37 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
                 feed()  # idle workers get their next profile before this one is recorded
                 for entry in finished:
                     finish(entry)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP
         interrupted = True
+        stopped_by = getattr(exc, "signum", None)
     finally:
         interrupts.restore()
         if pool is not None:
             pool.close()
         index.compact()
         reporter.close()
-    return BatchResult(counts[OK], counts[UP_TO_DATE], counts[FAILED], interrupted)
+    return BatchResult(counts[OK], counts[UP_TO_DATE], counts[FAILED], interrupted,
+                       stopped_by)
 
 
 class _DeferredInterrupts:
     """Ctrl-C raises KeyboardInterrupt at once, except inside `deferred()`, where it is
-    held until the block ends (so a finished profile is recorded whole, or not at all)."""
+    held until the block ends (so a finished profile is recorded whole, or not at all).
+    SIGTERM and SIGHUP do the same, raising stopping.Stopped (a KeyboardInterrupt)."""
 
     def __init__(self):
-        self._deferring = self._pending = False
-        self._previous = None
+        self._deferring = False
+        self._pending = None
+        self._previous = {}
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            for signum in STOP_SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handle)
 
     def _handle(self, signum, frame):
         if self._deferring:
-            self._pending = True
+            self._pending = self._pending or signum
         else:
-            raise KeyboardInterrupt
+            raise _stop(signum)
 
     @contextlib.contextmanager
     def deferred(self):
@@ -333,21 +383,27 @@ class _DeferredInterrupts:
         finally:
             self._deferring = False
             if self._pending:
-                self._pending = False
-                raise KeyboardInterrupt
+                signum, self._pending = self._pending, None
+                raise _stop(signum)
 
     def restore(self) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-            self._previous = None
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous = {}
+
+
+def _stop(signum: int) -> KeyboardInterrupt:
+    return KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signum)
 
 
 class _Pool:
     """Workers that each take one profile at a time; a dead one fails its profile only."""
 
-    def __init__(self, context, outdir: Path, rules, options: RunOptions, size: int):
+    def __init__(self, context, outdir: Path, rules, options: RunOptions, size: int,
+                 timeout: float = 0):
         self._start = lambda: _Worker(context, outdir, rules, options)
         self._outdir, self._rules, self._options = outdir, rules, options
+        self._timeout = timeout
         self.idle = [self._start() for _ in range(size)]
         self.busy = []
 
@@ -360,25 +416,40 @@ class _Pool:
             worker = self._start()
             worker.conn.send(item)
         worker.item = item
+        worker.deadline = time.monotonic() + self._timeout if self._timeout else None
         self.busy.append(worker)
 
     def collect(self) -> list:
-        """Wait for at least one busy worker to answer or die; their entries."""
+        """Wait for at least one busy worker to answer, die or pass its time limit;
+        their entries."""
         handles = [w.conn for w in self.busy] + [w.process.sentinel for w in self.busy]
-        ready = set(wait(handles))
+        deadlines = [w.deadline for w in self.busy if w.deadline is not None]
+        limit = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+        ready = set(wait(handles, limit))
+        now = time.monotonic()
         entries = []
         for worker in list(self.busy):
             if worker.conn not in ready and worker.process.sentinel not in ready:
+                if worker.deadline is None or now < worker.deadline:
+                    continue
+                self.busy.remove(worker)  # too long: ended, and its profile failed
+                entries.append(_failed(worker.item, self._outdir, self._rules,
+                                       self._options, "took longer than {:g} s (--timeout): "
+                                       "ended".format(self._timeout)))
+                self._retire(worker, grace=TIMEOUT_GRACE)
+                worker = self._start()
+                worker.item = worker.deadline = None
+                self.idle.append(worker)
                 continue
             self.busy.remove(worker)
             try:
                 entries.append(worker.conn.recv())
-            except (EOFError, OSError):
+            except Exception:  # dead, or it died mid-answer: EOFError, OSError, a torn pickle
                 entries.append(_failed(worker.item, self._outdir, self._rules,
                                        self._options, worker.death()))
                 self._retire(worker)
                 worker = self._start()
-            worker.item = None
+            worker.item = worker.deadline = None
             self.idle.append(worker)
         return entries
 
@@ -394,13 +465,17 @@ class _Pool:
             self._retire(worker)
         self.idle, self.busy = [], []
 
-    def _retire(self, worker) -> None:
+    def _retire(self, worker, grace: float = 10) -> None:
         """End a worker that had a profile, and sweep any temporary file it left: a
         signal can land before its own cleanup knows of the file, but once it is dead
         its temporary file is plainly abandoned."""
-        worker.stop(abandon=True)
+        worker.stop(abandon=True, grace=grace)
         if worker.item is not None:
-            remove_abandoned(worker.item.output(self._outdir))
+            output = worker.item.output(self._outdir)
+            remove_abandoned(output)
+            if self._options.csv:
+                for table in csv_paths(output.parent):
+                    remove_abandoned(table)
 
 
 def _failed(item: BatchItem, outdir: Path, rules, options: RunOptions, reason: str) -> dict:

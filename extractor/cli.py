@@ -239,12 +239,17 @@ def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, use_pva
         for note in found.notes:
             reporter.print("{}: note: {}".format(PROG, note))
     result = run_batch(items, outdir, rules, jobs=jobs or available_cpus(), force=force,
-                       shard=shard, options=options, reporter=reporter)
+                       shard=shard, options=options, reporter=reporter, timeout=timeout)
     typer.echo("{} extracted, {} up to date, {} failed".format(
         result.extracted, result.up_to_date, result.failed), err=True)
     if result.interrupted:
-        say("error", "interrupted: the index lists every profile finished so far")
-        raise typer.Exit(130)
+        if result.stopped_by is None:
+            say("error", "interrupted: the index lists every profile finished so far")
+            raise typer.Exit(130)
+        from .stopping import stop_message
+        say("error", "{}: the index lists every profile finished so far".format(
+            stop_message(result.stopped_by)))
+        raise typer.Exit(128 + result.stopped_by)
     if result.failed:
         raise typer.Exit(1)
 
