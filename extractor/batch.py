@@ -23,7 +23,7 @@ from typing import List, NamedTuple, Optional
 from . import __version__
 from .discover import BatchItem
 from .errors import ExtractorError, PvaMissingError, one_line
-from .index import IndexWriter, index_name, known_entries
+from .index import IndexWriter, index_name, known_entries, lock_index
 from .output import remove_abandoned, write_atomic
 from .pvafacts import ENABLE_HINT
 from .render import summary_bytes
@@ -301,6 +301,7 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
     `timeout` (seconds, 0: none): a profile that takes longer fails, its worker ended."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
+    lock = lock_index(outdir / index_name(shard))  # one writer per index file
     previous = {} if force else known_entries(outdir)
     index = IndexWriter(outdir / index_name(shard))
     counts = {OK: 0, UP_TO_DATE: 0, FAILED: 0}
@@ -351,6 +352,7 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
         if pool is not None:
             pool.close()
         index.compact()
+        os.close(lock)  # after the compaction: the next writer reads the whole index
         reporter.close()
     return BatchResult(counts[OK], counts[UP_TO_DATE], counts[FAILED], interrupted,
                        stopped_by)

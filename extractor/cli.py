@@ -260,11 +260,23 @@ def merge(
                                   help="A batch output folder with shard index files."),
 ):
     """Fold the index files of a batch's shards into OUTDIR/index.jsonl."""
-    from .index import merge_indexes
+    from .index import INDEX_NAME, lock_index, merge_indexes
 
     if not outdir.is_dir():
         _usage("{}: not a folder".format(outdir))
-    count = _report_errors(lambda: merge_indexes(outdir))
+
+    def merge_locked():
+        # Refused while a batch or shard writes any of the files (see lock_index).
+        locks = []
+        try:
+            for path in [outdir / INDEX_NAME] + sorted(outdir.glob("index-shard-*.jsonl")):
+                locks.append(lock_index(path))
+            return merge_indexes(outdir)
+        finally:
+            for lock in locks:
+                os.close(lock)
+
+    count = _report_errors(merge_locked)
     typer.echo("{}: {} profiles".format(outdir / "index.jsonl", count), err=True)
 
 
