@@ -259,12 +259,32 @@ def _answer(conn, entry: dict, item: BatchItem) -> bool:
         return False
 
 
+def _start_resource_tracker() -> None:
+    try:
+        from multiprocessing import resource_tracker
+        resource_tracker.ensure_running()
+    except (ImportError, AttributeError, OSError):  # not POSIX, or it will start later
+        pass
+
+
 class _Worker:
     def __init__(self, context, outdir: Path, rules, options: RunOptions):
         self.conn, child = context.Pipe()
         self.process = context.Process(target=_worker_main,
                                        args=(child, str(outdir), rules, options), daemon=True)
-        self.process.start()
+        # Ctrl-C and a hang-up are the parent's to handle: the worker is started with them
+        # blocked (a mask survives exec), so one landing while it imports cannot end it
+        # with a KeyboardInterrupt traceback before _worker_main ignores them.
+        # The resource tracker is started first: starting it unblocks SIGINT.
+        _start_resource_tracker()
+        block = getattr(signal, "pthread_sigmask", None)
+        held = {signum for signum in STOP_SIGNALS if signum != signal.SIGTERM}
+        previous = block(signal.SIG_BLOCK, held) if block else None
+        try:
+            self.process.start()
+        finally:
+            if previous is not None:
+                block(signal.SIG_SETMASK, previous)
         child.close()
         self.item = None
         self.deadline = None  # when its profile has taken too long (time.monotonic())

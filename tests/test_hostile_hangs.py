@@ -414,3 +414,35 @@ def test_the_lock_file_is_never_followed_through_a_symlink(tmp_path):
     one_error_line(result, ".index.jsonl.lock: is a symbolic link")
     assert not target.exists()
 
+
+
+def _spawned_workers(pid: int) -> list:
+    workers = []
+    for child in _children(pid):
+        try:
+            command = Path("/proc/{}/cmdline".format(child)).read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in command:
+            workers.append(child)
+    return workers
+
+
+def test_ctrl_c_while_workers_start_prints_no_traceback(tmp_path):
+    # Ctrl-C reaches every process of the terminal's group, workers still importing
+    # extract too: they used to die of it with a KeyboardInterrupt traceback.
+    root = batch_of(tmp_path / "in", evil=())
+    batch = _start([root, "-o", tmp_path / "out", "-j", "2"], start_new_session=True)
+    try:
+        # A worker whose Python has its Ctrl-C handler and is still importing extract
+        # (_worker_main has not yet set Ctrl-C aside).
+        _wait_for(lambda: any(_catches(pid, signal.SIGINT)
+                              for pid in _spawned_workers(batch.pid)), "no worker started")
+        os.killpg(batch.pid, signal.SIGINT)
+        stderr = batch.communicate(timeout=ENDS_WITHIN)[1].decode()
+    finally:
+        if batch.poll() is None:
+            os.killpg(batch.pid, signal.SIGKILL)
+            batch.wait()
+    assert batch.returncode in (0, 130), stderr  # it may have finished first
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
