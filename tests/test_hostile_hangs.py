@@ -446,3 +446,24 @@ def test_ctrl_c_while_workers_start_prints_no_traceback(tmp_path):
             batch.wait()
     assert batch.returncode in (0, 130), stderr  # it may have finished first
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+
+
+def test_an_answer_that_cannot_be_pickled_still_reaches_the_index():
+    # No real input makes an entry that does not pickle (its values are JSON's), so the
+    # worker's guard is checked on its own, over a real pipe: the parent gets a failed
+    # entry of plain text, not a worker dead of a PicklingError traceback.
+    import multiprocessing
+    from extractor.batch import _answer
+    from extractor.discover import BatchItem
+
+    parent, child = multiprocessing.Pipe()
+    item = BatchItem(Path("in/p/profile.pop"), "in/p/profile.pop", "p")
+    entry = {"profile": item.label, "output": "out/p/summary.json", "status": "ok",
+             "size": 1, "warnings": [lambda: None]}
+    assert _answer(child, entry, item)
+    got = parent.recv()
+    assert got["status"] == "failed" and got["profile"] == item.label
+    assert got["reason"].startswith("in/p/profile.pop: unexpected failure: its index entry "
+                                    "could not be sent: ")
+    parent.close()
+    assert not _answer(child, entry, item)  # the parent is gone: nothing to tell, quietly
