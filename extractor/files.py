@@ -6,6 +6,7 @@ never ends; neither is a profile or a rules file. The kind is checked with os.st
 checked again on the open descriptor, so that a swap between the two cannot hang.
 """
 
+import errno
 import os
 import stat
 
@@ -34,7 +35,10 @@ class NotRegular(OSError):
 def open_regular(path) -> int:
     """A read-only descriptor of `path`, which must be a regular file (NotRegular if not;
     OSError as os.open raises it). Never blocks on a FIFO or a device."""
-    problem = not_regular(os.stat(str(path)).st_mode)
+    mode = os.stat(str(path)).st_mode
+    if stat.S_ISDIR(mode):  # told as reading one would (callers say so already)
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    problem = not_regular(mode)
     if problem is not None:
         raise NotRegular(problem)
     fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
