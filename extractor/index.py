@@ -15,6 +15,7 @@ from pathlib import Path
 import orjson
 
 from .errors import OutputError
+from .files import not_regular, read_regular
 from .output import write_atomic
 
 INDEX_NAME = "index.jsonl"
@@ -29,7 +30,7 @@ def index_name(shard=None) -> str:
 def read_entries(path: Path) -> list:
     """The whole lines of an index file, in order; a torn or unreadable line is skipped."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO would never end
     except OSError:
         return []
     entries = []
@@ -77,6 +78,13 @@ class IndexWriter:
         if os.path.islink(str(path)):  # appending would write wherever it points
             raise OutputError(path, "is a symbolic link: the index is never written "
                               "through one (remove it)")
+        try:
+            problem = not_regular(os.stat(str(path)).st_mode)
+        except FileNotFoundError:
+            problem = None
+        if problem is not None:  # a FIFO would block, a device swallow the lines
+            raise OutputError(path, "{}: the index cannot be written to it (remove it)"
+                              .format(problem))
         self._cut_torn_tail()
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
         self._fd = os.open(str(path), flags, 0o666)

@@ -126,6 +126,17 @@ def test_a_fifo_in_a_batch_fails_alone(tmp_path):
     assert "1 failed" in result.stderr.splitlines()[-1]
 
 
+def test_a_fifo_index_is_refused_at_once(tmp_path):
+    root = batch_of(tmp_path / "in", evil=())
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(str(out / "index.jsonl"))
+    result = run_extract(root, "-o", out, timeout=ENDS_WITHIN)
+    assert result.code == 1, result
+    one_error_line(result, "index.jsonl: is a FIFO, not a regular file")
+    assert not (out / "a").exists()
+
+
 # ---- item 4: --timeout ---------------------------------------------------------------
 
 def test_a_single_run_past_its_time_limit_ends_in_one_line(tmp_path):
