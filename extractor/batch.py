@@ -23,6 +23,7 @@ from typing import List, NamedTuple, Optional
 from . import __version__
 from .discover import BatchItem
 from .errors import ExtractorError, PvaMissingError, one_line
+from .files import read_regular
 from .index import IndexWriter, index_name, known_entries, lock_index
 from .output import remove_abandoned, write_atomic
 from .pvafacts import ENABLE_HINT
@@ -196,7 +197,9 @@ def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
     if previous.get("output") != str(output):
         return False
     try:
-        return hashlib.sha256(output.read_bytes()).hexdigest() == previous.get("summary_sha256")
+        # read_regular: a FIFO put in its place would block the batch forever.
+        return hashlib.sha256(read_regular(output)).hexdigest() == previous.get(
+            "summary_sha256")
     except OSError:
         return False
 

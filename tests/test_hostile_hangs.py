@@ -137,6 +137,17 @@ def test_a_fifo_index_is_refused_at_once(tmp_path):
     assert not (out / "a").exists()
 
 
+def test_a_fifo_in_place_of_a_summary_does_not_hold_up_the_next_batch(tmp_path):
+    # The up-to-date check reads the summary to hash it: a FIFO there never ended.
+    root = batch_of(tmp_path / "in", evil=())
+    out = tmp_path / "out"
+    assert run_extract(root, "-o", out).code == 0
+    (out / "a" / "summary.json").unlink()
+    os.mkfifo(str(out / "a" / "summary.json"))
+    result = run_extract(root, "-o", out, timeout=ENDS_WITHIN)
+    assert result.stderr.splitlines()[-1].startswith("1 extracted, 1 up to date"), result
+
+
 # ---- item 4: --timeout ---------------------------------------------------------------
 
 def test_a_single_run_past_its_time_limit_ends_in_one_line(tmp_path):
