@@ -449,7 +449,9 @@ class _Pool:
         their entries."""
         handles = [w.conn for w in self.busy] + [w.process.sentinel for w in self.busy]
         deadlines = [w.deadline for w in self.busy if w.deadline is not None]
-        limit = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+        # A wait of years is refused by select(): a very long limit is waited in parts.
+        limit = min(max(0.0, min(deadlines) - time.monotonic()), 86400.0) \
+            if deadlines else None
         ready = set(wait(handles, limit))
         now = time.monotonic()
         entries = []

@@ -121,6 +121,8 @@ def run(
     """Extract summaries: one profile to a file, or a batch to a folder (default)."""
 
     def extract():
+        if not timeout < float("inf"):  # nan or inf (min=0 has refused the negative)
+            _usage("--timeout {}: give a number of seconds (0: no limit)".format(timeout))
         rules = load_rules(rules_file)
         if len(paths) == 1 and paths[0].is_dir() and paths[0].suffix == ".pop":
             # A folder named like a profile is a mistake, not a batch to write to -o.

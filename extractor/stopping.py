@@ -19,6 +19,9 @@ import time
 #: Seconds a signalled child has to end by itself before it is killed.
 GRACE = 2.0
 
+#: The longest single wait (select() refuses a timeout of years).
+LONGEST_WAIT = 86400.0
+
 #: The signals that end an extraction, as Ctrl-C does.
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
                      if hasattr(signal, name))
@@ -117,7 +120,8 @@ def _watch(pid: int, read_end: int, seconds: float, received: list, waiting: lis
     deadline = time.monotonic() + seconds if seconds else None
     forced = False
     while True:
-        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+        wait = None if deadline is None else min(max(0.0, deadline - time.monotonic()),
+                                                 LONGEST_WAIT)
         try:
             waiting.append(True)
             ready = select.select([read_end], [], [], wait)[0]
@@ -129,6 +133,8 @@ def _watch(pid: int, read_end: int, seconds: float, received: list, waiting: lis
             continue
         if ready:  # the child has ended: its end of the pipe is closed
             break
+        if deadline is not None and time.monotonic() < deadline:
+            continue  # a very long limit, waited for in parts
         # Past the limit, or a stop signal not obeyed in time: it cannot end by itself.
         _signal(pid, signal.SIGKILL)
         forced = True

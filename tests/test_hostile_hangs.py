@@ -198,6 +198,15 @@ def test_timeout_zero_is_no_limit(tmp_path):
         assert result.stdout == expected.stdout
 
 
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_a_timeout_that_is_not_a_number_of_seconds_is_a_usage_error(tmp_path, value):
+    profile = bad.write_base(tmp_path / "case")
+    result = run_extract(profile, "--timeout", value, timeout=ENDS_WITHIN)
+    assert result.code == 2, result
+    assert result.stderr == "extract: error: --timeout {}: give a number of seconds " \
+                            "(0: no limit)\n".format(value)
+
+
 # ---- item 8: SIGTERM and SIGHUP ------------------------------------------------------
 
 def _start(args, **kwargs):
