@@ -34,6 +34,13 @@ from .summary import summarize
 
 OK, UP_TO_DATE, FAILED = "ok", "up to date", "failed"
 
+# What a worker answers first on receiving a profile: the time limit starts then.
+STARTED = "started"
+
+# Seconds a new worker may take to start (import extract) before its first profile's
+# time limit counts: spawning and importing take a second or two on a busy node.
+STARTUP_ALLOWANCE = 60.0
+
 # Seconds a worker past its time limit has, after SIGTERM, before SIGKILL. Stuck in C
 # code (SQLite, pva) it cannot run the handler at all; more would only hold up the batch.
 TIMEOUT_GRACE = 2.0
@@ -228,6 +235,8 @@ def _worker_main(conn, outdir: str, rules, options: RunOptions) -> None:
         except Exception:  # the parent is gone, or sent what cannot be read
             return
         if item is None:
+            return
+        if not _answer(conn, STARTED, item):
             return
         try:
             entry = extract_one(item, Path(outdir), rules, options)
@@ -441,7 +450,10 @@ class _Pool:
             worker = self._start()
             worker.conn.send(item)
         worker.item = item
-        worker.deadline = time.monotonic() + self._timeout if self._timeout else None
+        # The limit counts from the worker's STARTED; until then (a new worker still
+        # importing extract) it has STARTUP_ALLOWANCE more.
+        worker.deadline = time.monotonic() + self._timeout + STARTUP_ALLOWANCE \
+            if self._timeout else None
         self.busy.append(worker)
 
     def collect(self) -> list:
@@ -468,10 +480,16 @@ class _Pool:
                 worker.item = worker.deadline = None
                 self.idle.append(worker)
                 continue
-            self.busy.remove(worker)
             try:
-                entries.append(worker.conn.recv())
+                answer = worker.conn.recv()
+                if answer == STARTED:  # it has the profile: its time starts now
+                    if self._timeout:
+                        worker.deadline = time.monotonic() + self._timeout
+                    continue
+                self.busy.remove(worker)
+                entries.append(answer)
             except Exception:  # dead, or it died mid-answer: EOFError, OSError, a torn pickle
+                self.busy.remove(worker)
                 entries.append(_failed(worker.item, self._outdir, self._rules,
                                        self._options, worker.death()))
                 self._retire(worker)
