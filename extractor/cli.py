@@ -5,6 +5,7 @@ named (`extract --help` lists them).
 """
 
 import os
+import sys
 import traceback
 from enum import Enum
 from pathlib import Path
@@ -154,7 +155,7 @@ def _watch_single(profile: Path, output: str, csv: bool, timeout: float) -> None
     if outcome is None:  # the child
         return
     if not outcome.forced and outcome.killed_by is None:
-        raise typer.Exit(outcome.code)  # it said what it had to say
+        _leave(outcome.code)  # it said what it had to say
     from .output import remove_abandoned
 
     targets = [] if output == STDOUT else [Path(output)]
@@ -165,13 +166,24 @@ def _watch_single(profile: Path, output: str, csv: bool, timeout: float) -> None
         remove_abandoned(target)
     if outcome.timed_out:
         say("error", "{}: took longer than {:g} s (--timeout): ended".format(profile, timeout))
-        raise typer.Exit(1)
+        _leave(1)
     if outcome.stopped_by is not None:
         say("error", stop_message(outcome.stopped_by))
-        raise typer.Exit(outcome.code)
+        _leave(outcome.code)
     say("error", "{}: the process extracting it died (killed by {})".format(
         profile, signal_name(outcome.killed_by)))
-    raise typer.Exit(1)
+    _leave(1)
+
+
+def _leave(code: int) -> None:
+    """End the watching parent of a single run at once: the child has done the work and
+    the clean-up (atexit included); a second interpreter shutdown would only add time."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def _usage(message: str):
