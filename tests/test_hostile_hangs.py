@@ -499,3 +499,27 @@ def test_an_answer_that_cannot_be_pickled_still_reaches_the_index():
                                     "could not be sent: ")
     parent.close()
     assert not _answer(child, entry, item)  # the parent is gone: nothing to tell, quietly
+
+
+def test_a_single_run_whose_extracting_process_dies_says_so_in_one_line(tmp_path):
+    # As pva's C++ core crashing would, or the kernel's OOM killer: the watching parent
+    # reports it (it used to be the same process, gone without a word).
+    profile = evil_profile(tmp_path / "case")
+    rules = evil_rules(tmp_path)
+    out = tmp_path / "out" / "summary.json"
+    run = _start([profile, "--rules", rules, "-o", out])
+    try:
+        _wait_for(lambda: _children(run.pid) and _catches(_children(run.pid)[0],
+                                                          signal.SIGTERM),
+                  "no extracting process")
+        os.kill(_children(run.pid)[0], signal.SIGKILL)
+        stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 1, stderr
+    assert stderr.decode() == "extract: error: {}: the process extracting it died (killed " \
+                              "by SIGKILL)\n".format(profile)
+    assert not out.exists()
+    no_partial_files(tmp_path)
