@@ -16,6 +16,7 @@ import signal
 import stat
 import sys
 import threading
+import time
 from collections import deque
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -24,14 +25,27 @@ from typing import List, NamedTuple, Optional
 from . import __version__
 from .discover import BatchItem
 from .errors import ExtractorError, PvaMissingError, one_line, shown_path
-from .index import IndexWriter, index_name, known_entries
+from .files import read_regular
+from .index import IndexWriter, index_name, known_entries, lock_index
 from .output import remove_abandoned, write_atomic
 from .pvafacts import ENABLE_HINT
 from .render import summary_bytes
 from .steptables import csv_paths, step_tables_with_summary
+from .stopping import STOP_SIGNALS, Stopped
 from .summary import summarize
 
 OK, UP_TO_DATE, FAILED = "ok", "up to date", "failed"
+
+# What a worker answers first on receiving a profile: the time limit starts then.
+STARTED = "started"
+
+# Seconds a new worker may take to start (import extract) before its first profile's
+# time limit counts: spawning and importing take a second or two on a busy node.
+STARTUP_ALLOWANCE = 60.0
+
+# Seconds a worker past its time limit has, after SIGTERM, before SIGKILL. Stuck in C
+# code (SQLite, pva) it cannot run the handler at all; more would only hold up the batch.
+TIMEOUT_GRACE = 2.0
 
 
 class RunOptions(NamedTuple):
@@ -211,9 +225,11 @@ def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
     if previous.get("output") != shown_path(output):
         return False
     try:
-        if not stat.S_ISREG(os.lstat(str(output)).st_mode):  # a FIFO would never be read
+        if not stat.S_ISREG(os.lstat(str(output)).st_mode):  # a link is never followed
             return False
-        return hashlib.sha256(output.read_bytes()).hexdigest() == previous.get("summary_sha256")
+        # read_regular: a FIFO put in its place since would block the batch forever.
+        return hashlib.sha256(read_regular(output)).hexdigest() == previous.get(
+            "summary_sha256")
     except OSError:
         return False
 
@@ -223,23 +239,67 @@ class BatchResult(NamedTuple):
     up_to_date: int
     failed: int
     interrupted: bool
+    stopped_by: Optional[int] = None  # the signal that interrupted it (None: Ctrl-C)
 
 
 # ---- the worker side ---------------------------------------------------------------
 
 def _worker_main(conn, outdir: str, rules, options: RunOptions) -> None:
-    # The parent handles Ctrl-C; SIGTERM (the parent abandoning us) unwinds through
-    # write_atomic's cleanup, so no temporary file is left behind.
+    # The parent handles Ctrl-C and a hang-up (sent to the whole process group); SIGTERM
+    # (the parent abandoning us) unwinds through write_atomic's cleanup, so no temporary
+    # file is left behind, and ends the process quietly (SystemExit, exit code 143).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     while True:
         try:
             item = conn.recv()
-        except (EOFError, OSError):
+        except Exception:  # the parent is gone, or sent what cannot be read
             return
         if item is None:
             return
-        conn.send(extract_one(item, Path(outdir), rules, options))
+        if not _answer(conn, STARTED, item):
+            return
+        try:
+            entry = extract_one(item, Path(outdir), rules, options)
+        except Exception as exc:  # outside extract_one's own net: still one index line
+            entry = _failed(item, Path(outdir), rules, options, "unexpected failure: "
+                            "{}: {}".format(type(exc).__name__, one_line(exc)))
+        if not _answer(conn, entry, item):
+            return
+
+
+def _answer(conn, entry: dict, item: BatchItem) -> bool:
+    """Send the parent `entry`; one it cannot take (it would not pickle) becomes a failed
+    entry of plain text. False when the parent is gone: nobody is left to tell."""
+    try:
+        conn.send(entry)
+        return True
+    except OSError:
+        return False
+    except Exception as exc:
+        reason = "{}: unexpected failure: its index entry could not be sent: {}: {}".format(
+            item.profile, type(exc).__name__, one_line(exc))
+    plain = {key: entry.get(key) for key in ("profile", "output", "rules_sha256",
+                                             "tool_version", "pva", "csv", "size",
+                                             "mtime_ns", "finished_at")}
+    plain = {key: value if isinstance(value, (str, int, bool, type(None))) else str(value)
+             for key, value in plain.items()}
+    plain.update(status=FAILED, reason=reason)
+    try:
+        conn.send(plain)
+        return True
+    except Exception:
+        return False
+
+
+def _start_resource_tracker() -> None:
+    try:
+        from multiprocessing import resource_tracker
+        resource_tracker.ensure_running()
+    except (ImportError, AttributeError, OSError):  # not POSIX, or it will start later
+        pass
 
 
 class _Worker:
@@ -247,9 +307,22 @@ class _Worker:
         self.conn, child = context.Pipe()
         self.process = context.Process(target=_worker_main,
                                        args=(child, str(outdir), rules, options), daemon=True)
-        self.process.start()
+        # Ctrl-C and a hang-up are the parent's to handle: the worker is started with them
+        # blocked (a mask survives exec), so one landing while it imports cannot end it
+        # with a KeyboardInterrupt traceback before _worker_main ignores them.
+        # The resource tracker is started first: starting it unblocks SIGINT.
+        _start_resource_tracker()
+        block = getattr(signal, "pthread_sigmask", None)
+        held = {signum for signum in STOP_SIGNALS if signum != signal.SIGTERM}
+        previous = block(signal.SIG_BLOCK, held) if block else None
+        try:
+            self.process.start()
+        finally:
+            if previous is not None:
+                block(signal.SIG_SETMASK, previous)
         child.close()
         self.item = None
+        self.deadline = None  # when its profile has taken too long (time.monotonic())
 
     def death(self) -> str:
         self.process.join(5)
@@ -263,11 +336,12 @@ class _Worker:
             how = "exit code {}".format(code)
         return "the worker process extracting it died ({})".format(how)
 
-    def stop(self, abandon: bool) -> None:
-        """End the process: politely when idle, at once (SIGTERM) when abandoning work."""
+    def stop(self, abandon: bool, grace: float = 10) -> None:
+        """End the process: politely when idle, at once (SIGTERM) when abandoning work;
+        SIGKILL if it has not ended `grace` seconds later."""
         if abandon and self.process.is_alive():
             self.process.terminate()
-        self.process.join(10)
+        self.process.join(grace)
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
@@ -276,10 +350,13 @@ class _Worker:
 
 def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
               force: bool = False, shard: Optional[Shard] = None,
-              options: RunOptions = RunOptions(), reporter=None) -> BatchResult:
-    """Extract every item into OUTDIR, recording each in the index; see module docs."""
+              options: RunOptions = RunOptions(), reporter=None,
+              timeout: float = 0) -> BatchResult:
+    """Extract every item into OUTDIR, recording each in the index; see module docs.
+    `timeout` (seconds, 0: none): a profile that takes longer fails, its worker ended."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
+    lock = lock_index(outdir / index_name(shard))  # one writer per index file
     previous = {} if force else known_entries(outdir)
     index = IndexWriter(outdir / index_name(shard))
     counts = {OK: 0, UP_TO_DATE: 0, FAILED: 0}
@@ -294,6 +371,7 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
         reporter.finished(entry)
 
     interrupted = False
+    stopped_by = None
     pool = None
     interrupts = _DeferredInterrupts()
     try:
@@ -308,7 +386,7 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
                 todo.append(item)
         if todo:
             pool = _Pool(multiprocessing.get_context("spawn"), outdir, rules, options,
-                         min(jobs, len(todo)))
+                         min(jobs, len(todo)), timeout)
 
             def feed() -> None:
                 while todo and pool.idle:
@@ -322,32 +400,38 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
                 feed()  # idle workers get their next profile before this one is recorded
                 for entry in finished:
                     finish(entry)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP
         interrupted = True
+        stopped_by = getattr(exc, "signum", None)
     finally:
         interrupts.restore()
         if pool is not None:
             pool.close()
         index.compact()
+        os.close(lock)  # after the compaction: the next writer reads the whole index
         reporter.close()
-    return BatchResult(counts[OK], counts[UP_TO_DATE], counts[FAILED], interrupted)
+    return BatchResult(counts[OK], counts[UP_TO_DATE], counts[FAILED], interrupted,
+                       stopped_by)
 
 
 class _DeferredInterrupts:
     """Ctrl-C raises KeyboardInterrupt at once, except inside `deferred()`, where it is
-    held until the block ends (so a finished profile is recorded whole, or not at all)."""
+    held until the block ends (so a finished profile is recorded whole, or not at all).
+    SIGTERM and SIGHUP do the same, raising stopping.Stopped (a KeyboardInterrupt)."""
 
     def __init__(self):
-        self._deferring = self._pending = False
-        self._previous = None
+        self._deferring = False
+        self._pending = None
+        self._previous = {}
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            for signum in STOP_SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handle)
 
     def _handle(self, signum, frame):
         if self._deferring:
-            self._pending = True
+            self._pending = self._pending or signum
         else:
-            raise KeyboardInterrupt
+            raise _stop(signum)
 
     @contextlib.contextmanager
     def deferred(self):
@@ -357,21 +441,27 @@ class _DeferredInterrupts:
         finally:
             self._deferring = False
             if self._pending:
-                self._pending = False
-                raise KeyboardInterrupt
+                signum, self._pending = self._pending, None
+                raise _stop(signum)
 
     def restore(self) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-            self._previous = None
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous = {}
+
+
+def _stop(signum: int) -> KeyboardInterrupt:
+    return KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signum)
 
 
 class _Pool:
     """Workers that each take one profile at a time; a dead one fails its profile only."""
 
-    def __init__(self, context, outdir: Path, rules, options: RunOptions, size: int):
+    def __init__(self, context, outdir: Path, rules, options: RunOptions, size: int,
+                 timeout: float = 0):
         self._start = lambda: _Worker(context, outdir, rules, options)
         self._outdir, self._rules, self._options = outdir, rules, options
+        self._timeout = timeout
         self.idle = [self._start() for _ in range(size)]
         self.busy = []
 
@@ -384,25 +474,51 @@ class _Pool:
             worker = self._start()
             worker.conn.send(item)
         worker.item = item
+        # The limit counts from the worker's STARTED; until then (a new worker still
+        # importing extract) it has STARTUP_ALLOWANCE more.
+        worker.deadline = time.monotonic() + self._timeout + STARTUP_ALLOWANCE \
+            if self._timeout else None
         self.busy.append(worker)
 
     def collect(self) -> list:
-        """Wait for at least one busy worker to answer or die; their entries."""
+        """Wait for at least one busy worker to answer, die or pass its time limit;
+        their entries."""
         handles = [w.conn for w in self.busy] + [w.process.sentinel for w in self.busy]
-        ready = set(wait(handles))
+        deadlines = [w.deadline for w in self.busy if w.deadline is not None]
+        # A wait of years is refused by select(): a very long limit is waited in parts.
+        limit = min(max(0.0, min(deadlines) - time.monotonic()), 86400.0) \
+            if deadlines else None
+        ready = set(wait(handles, limit))
+        now = time.monotonic()
         entries = []
         for worker in list(self.busy):
             if worker.conn not in ready and worker.process.sentinel not in ready:
+                if worker.deadline is None or now < worker.deadline:
+                    continue
+                self.busy.remove(worker)  # too long: ended, and its profile failed
+                entries.append(_failed(worker.item, self._outdir, self._rules,
+                                       self._options, "took longer than {:g} s (--timeout): "
+                                       "ended".format(self._timeout)))
+                self._retire(worker, grace=TIMEOUT_GRACE)
+                worker = self._start()
+                worker.item = worker.deadline = None
+                self.idle.append(worker)
                 continue
-            self.busy.remove(worker)
             try:
-                entries.append(worker.conn.recv())
-            except (EOFError, OSError):
+                answer = worker.conn.recv()
+                if answer == STARTED:  # it has the profile: its time starts now
+                    if self._timeout:
+                        worker.deadline = time.monotonic() + self._timeout
+                    continue
+                self.busy.remove(worker)
+                entries.append(answer)
+            except Exception:  # dead, or it died mid-answer: EOFError, OSError, a torn pickle
+                self.busy.remove(worker)
                 entries.append(_failed(worker.item, self._outdir, self._rules,
                                        self._options, worker.death()))
                 self._retire(worker)
                 worker = self._start()
-            worker.item = None
+            worker.item = worker.deadline = None
             self.idle.append(worker)
         return entries
 
@@ -418,13 +534,17 @@ class _Pool:
             self._retire(worker)
         self.idle, self.busy = [], []
 
-    def _retire(self, worker) -> None:
+    def _retire(self, worker, grace: float = 10) -> None:
         """End a worker that had a profile, and sweep any temporary file it left: a
         signal can land before its own cleanup knows of the file, but once it is dead
         its temporary file is plainly abandoned."""
-        worker.stop(abandon=True)
+        worker.stop(abandon=True, grace=grace)
         if worker.item is not None:
-            remove_abandoned(worker.item.output(self._outdir))
+            output = worker.item.output(self._outdir)
+            remove_abandoned(output)
+            if self._options.csv:
+                for table in csv_paths(output.parent):
+                    remove_abandoned(table)
 
 
 def _failed(item: BatchItem, outdir: Path, rules, options: RunOptions, reason: str) -> dict:

@@ -22,6 +22,13 @@ from .summary import summarize
 
 PROG = "extract"
 
+# A profile whose extraction takes longer is ended as failed (--timeout). A 500 MB profile
+# takes under a second from a warm cache (BENCHMARKS.md); a cold 1 GB file read at 20 MB/s
+# from a network filesystem takes under a minute, and the real pva, reading lazily, a few
+# more on a busy node. Ten minutes is several times the slowest honest extraction, yet
+# ends a hang (a pattern that backtracks catastrophically) the same hour.
+DEFAULT_TIMEOUT = 600.0
+
 
 class DefaultCommandGroup(TyperGroup):
     """Runs `run` when the first word is not a command name nor a top-level option."""
@@ -105,11 +112,17 @@ def run(
              "rows) beside each summary.json: same pass, written atomically, RFC 4180."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and a "
                                                             "batch's last line)."),
+    timeout: float = typer.Option(
+        DEFAULT_TIMEOUT, "--timeout", min=0, metavar="SECONDS",
+        help="End the extraction of a profile that takes longer, as failed (a batch goes "
+             "on with the others); 0: no limit."),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
 ):
     """Extract summaries: one profile to a file, or a batch to a folder (default)."""
 
     def extract():
+        if not timeout < float("inf"):  # nan or inf (min=0 has refused the negative)
+            _usage("--timeout {}: give a number of seconds (0: no limit)".format(timeout))
         rules = load_rules(rules_file)
         if len(paths) == 1 and paths[0].is_dir() and paths[0].suffix == ".pop":
             # A folder named like a profile is a mistake, not a batch to write to -o.
@@ -118,13 +131,56 @@ def run(
             if jobs is not None or force or shard is not None:
                 _usage("--jobs, --force and --shard are for a batch (a folder or several "
                        "profiles)")
+            _watch_single(paths[0], output or STDOUT, csv, timeout)
             _extract_single(paths[0], output or STDOUT, rules, quiet, use_pva=not no_pva,
                             csv=csv)
         else:
             _extract_batch(paths, output, rules, jobs, force, shard, quiet,
-                           use_pva=not no_pva, csv=csv)
+                           use_pva=not no_pva, csv=csv, timeout=timeout)
 
     _report_errors(extract, debug)
+
+
+def _watch_single(profile: Path, output: str, csv: bool, timeout: float) -> None:
+    """With a time limit, fork: the child returns and extracts; the parent watches it
+    and exits as it does (stopping.py). Without one, extract here, stopped by SIGTERM or
+    SIGHUP as by Ctrl-C."""
+    from .stopping import fork_with_deadline, raise_on_stop_signals, signal_name, stop_message
+
+    if not timeout or not hasattr(os, "fork"):
+        raise_on_stop_signals()
+        return
+    outcome = fork_with_deadline(timeout)
+    if outcome is None:  # the child
+        return
+    if not outcome.forced and outcome.killed_by is None:
+        _leave(outcome.code)  # it said what it had to say
+    from .output import remove_abandoned
+
+    targets = [] if output == STDOUT else [Path(output)]
+    if csv and targets:
+        from .steptables import csv_paths
+        targets.extend(csv_paths(Path(output).parent))
+    for target in targets:  # what the killed child was writing
+        remove_abandoned(target)
+    if outcome.timed_out:
+        say("error", "{}: took longer than {:g} s (--timeout): ended".format(profile, timeout))
+        _leave(1)
+    if outcome.stopped_by is not None:
+        say("error", stop_message(outcome.stopped_by))
+        _leave(outcome.code)
+    say("error", "{}: the process extracting it died (killed by {})".format(
+        profile, signal_name(outcome.killed_by)))
+    _leave(1)
+
+
+def _leave(code: int) -> None:
+    """End the watching parent of a single run at once: the child has done the work and
+    the clean-up (atexit included); a second interpreter shutdown would only add time."""
+    from .stopping import flush_standard_streams
+
+    flush_standard_streams()
+    os._exit(code)
 
 
 def _usage(message: str):
@@ -164,7 +220,7 @@ def _warn(profile: Path, extraction, quiet: bool) -> None:
 
 
 def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, use_pva,
-                   csv) -> None:
+                   csv, timeout: float = 0) -> None:
     # Imported here: a single profile does not need the batch machinery (multiprocessing
     # and the rest take a tenth of extract's start-up).
     from .batch import RunOptions, available_cpus, parse_shard, require_pva, run_batch
@@ -196,12 +252,17 @@ def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, use_pva
         for note in found.notes:
             reporter.print("{}: note: {}".format(PROG, note))
     result = run_batch(items, outdir, rules, jobs=jobs or available_cpus(), force=force,
-                       shard=shard, options=options, reporter=reporter)
+                       shard=shard, options=options, reporter=reporter, timeout=timeout)
     typer.echo("{} extracted, {} up to date, {} failed".format(
         result.extracted, result.up_to_date, result.failed), err=True)
     if result.interrupted:
-        say("error", "interrupted: the index lists every profile finished so far")
-        raise typer.Exit(130)
+        if result.stopped_by is None:
+            say("error", "interrupted: the index lists every profile finished so far")
+            raise typer.Exit(130)
+        from .stopping import stop_message
+        say("error", "{}: the index lists every profile finished so far".format(
+            stop_message(result.stopped_by)))
+        raise typer.Exit(128 + result.stopped_by)
     if result.failed:
         raise typer.Exit(1)
 
@@ -213,11 +274,23 @@ def merge(
 ):
     """Fold the index files of a batch's shards into OUTDIR/index.jsonl."""
     from .errors import shown_path
-    from .index import merge_indexes
+    from .index import INDEX_NAME, lock_index, merge_indexes
 
     if not outdir.is_dir():
         _usage("{}: not a folder".format(outdir))
-    count = _report_errors(lambda: merge_indexes(outdir))
+
+    def merge_locked():
+        # Refused while a batch or shard writes any of the files (see lock_index).
+        locks = []
+        try:
+            for path in [outdir / INDEX_NAME] + sorted(outdir.glob("index-shard-*.jsonl")):
+                locks.append(lock_index(path))
+            return merge_indexes(outdir)
+        finally:
+            for lock in locks:
+                os.close(lock)
+
+    count = _report_errors(merge_locked)
     typer.echo("{}: {} profiles".format(shown_path(outdir / "index.jsonl"), count), err=True)
 
 
@@ -234,9 +307,14 @@ def _report_errors(action, debug: Optional[bool] = None):
         raise typer.Exit(exc.exit_code)
     except typer.Exit:
         raise
-    except KeyboardInterrupt:
-        say("error", "interrupted")
-        raise typer.Exit(130)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM or SIGHUP (stopping.Stopped)
+        signum = getattr(exc, "signum", None)
+        if signum is None:
+            say("error", "interrupted")
+            raise typer.Exit(130)
+        from .stopping import stop_message
+        say("error", stop_message(signum))
+        raise typer.Exit(128 + signum)
     except Exception as exc:  # a bug or an input we did not foresee: still one line
         if debug:
             traceback.print_exc()

@@ -20,6 +20,7 @@ from pathlib import Path, PurePath
 import orjson
 
 from .errors import OutputError
+from .files import read_regular
 from .output import replaceable, write_atomic
 
 INDEX_NAME = "index.jsonl"
@@ -34,9 +35,7 @@ def index_name(shard=None) -> str:
 def read_entries(path: Path) -> list:
     """The whole lines of an index file, in order; a torn or unreadable line is skipped."""
     try:
-        if not stat.S_ISREG(os.stat(str(path)).st_mode):  # a FIFO or device: never read
-            return []
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO would never end
     except OSError:
         return []
     entries = []
@@ -173,3 +172,46 @@ def merge_indexes(outdir: Path) -> int:
     for path in sorted(outdir.glob("index*.jsonl")):
         entries.extend(read_entries(path))
     return write_index(outdir / INDEX_NAME, entries)
+
+
+def lock_index(path: Path) -> int:
+    """Hold the index file `path` for this process alone, until the returned descriptor
+    is closed or the process ends (the kernel releases the lock even on SIGKILL).
+
+    The lock is a POSIX record lock (it also works over NFS) on `.NAME.lock` beside the
+    index, a file that is never followed through a symbolic link and never removed.
+    A second batch or merge on the same index is refused at once (OutputError), rather
+    than left waiting for hours; the shards of one batch lock their own index files,
+    so they still run side by side.
+    """
+    import errno
+    import fcntl  # here: only a batch or a merge needs it
+
+    lock_path = path.parent / ".{}.lock".format(path.name)
+    flags = (os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(str(lock_path), flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OutputError(lock_path, "is a symbolic link: the index's lock file is "
+                              "never opened through one (remove it)")
+        raise OutputError(lock_path, "cannot open the index's lock file: {}".format(
+            exc.strerror or exc))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OutputError(lock_path, "is not a regular file: it cannot lock the index "
+                              "(remove it)")
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                raise OutputError(path, "another extract (a batch or a merge) is writing "
+                                  "this index now: run this one when it has finished, or "
+                                  "into another folder")
+            raise OutputError(lock_path, "cannot lock the index: {}".format(
+                exc.strerror or exc))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .errors import OutputError
+from .files import kind
 
 STDOUT = "-"
 
@@ -165,18 +166,6 @@ def _backup(target: Path) -> str:
     return name
 
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
-
-
-def _kind(mode: int) -> str:
-    for test, name in _KINDS:
-        if test(mode):
-            return name
-    return "not a regular file"  # pragma: no cover - a door, a whiteout...
-
-
 def replaceable(path, strict: bool = False, direct: bool = False):
     """Where a rename may put a new file for `path`: the path of a regular file or of
     nothing. `strict`: `path` itself must be one (a symbolic link is refused too).
@@ -198,12 +187,12 @@ def replaceable(path, strict: bool = False, direct: bool = False):
         return None
     if strict:
         raise OutputError(path, "is {}, not a regular file: extract never replaces one, "
-                          "nor writes through one (remove it)".format(_kind(mode)))
+                          "nor writes through one (remove it)".format(kind(mode)))
     if direct or stat.S_ISDIR(mode):
         raise OutputError(path, "is {}: only a regular file is replaced (or a character "
-                          "device or FIFO written into)".format(_kind(mode)))
+                          "device or FIFO written into)".format(kind(mode)))
     raise OutputError(path, "is {}: files written together must be regular files, "
-                      "replaced all at once".format(_kind(mode)))
+                      "replaced all at once".format(kind(mode)))
 
 
 def _check_replaceable(path: Path, target: Path) -> None:
@@ -215,7 +204,7 @@ def _check_replaceable(path: Path, target: Path) -> None:
         return
     if not stat.S_ISREG(mode):
         raise OutputError(path, "is {} now, not a regular file: it is not replaced"
-                          .format(_kind(mode)))
+                          .format(kind(mode)))
 
 
 def _make_parent(path: Path) -> None:
@@ -254,7 +243,7 @@ def _open_direct(path: Path):
         mode = os.fstat(fd).st_mode
         if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):  # swapped meanwhile
             raise OutputError(path, "is {} now, not a character device or FIFO: it is "
-                              "not written into".format(_kind(mode)))
+                              "not written into".format(kind(mode)))
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)

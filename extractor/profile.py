@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .errors import ProfileError
+from .files import NotRegular, not_regular, open_regular
 
 #: The tables and columns the extractor reads, and nothing more.
 REQUIRED_COLUMNS = {
@@ -221,7 +222,7 @@ class Profile:
 
     def _check_file(self) -> None:
         try:
-            os.stat(str(self.path))
+            mode = os.stat(str(self.path)).st_mode
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise ProfileError(self.path, "symbolic link loop")
@@ -232,6 +233,8 @@ class Profile:
             raise ProfileError(self.path, "cannot reach it: {}".format(exc.strerror or exc))
         if self.path.is_dir():
             raise ProfileError(self.path, "is a directory, not a profile")
+        if not_regular(mode) is not None:  # a FIFO or a device: never opened to read
+            raise ProfileError(self.path, not_regular(mode))
         if not os.access(str(self.path), os.R_OK):
             raise ProfileError(self.path, "permission denied")
 
@@ -241,9 +244,11 @@ class Profile:
         Not `strict` (`extract inspect`): an empty or truncated file is left to SQLite
         (an empty file is an empty database to it); a stray -wal is still refused."""
         try:
-            with open(str(self.path), "rb") as handle:
+            with os.fdopen(open_regular(self.path), "rb") as handle:
                 header = handle.read(100)
                 size = os.fstat(handle.fileno()).st_size
+        except NotRegular as exc:
+            raise ProfileError(self.path, str(exc))
         except OSError as exc:
             if exc.errno in (errno.EACCES, errno.EPERM):
                 raise ProfileError(self.path, "permission denied")

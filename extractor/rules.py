@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import NamedTuple, Pattern, Tuple
 
 from .errors import RulesError
+from .files import NotRegular, read_regular
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -64,7 +65,9 @@ def load_rules(path=None) -> StageRules:
     """Read and check a rules file (the defaults when `path` is None)."""
     path = Path(path) if path is not None else default_rules_path()
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)  # a FIFO or a device is refused, never waited on
+    except NotRegular as exc:
+        raise RulesError(path, str(exc))
     except OSError as exc:
         raise RulesError(path, "cannot read: {}".format(exc.strerror or exc))
     try:

@@ -219,7 +219,7 @@ def test_batch_never_writes_into_nor_replaces_a_special_file(tmp_path, name, kin
                          "FIFO \\(named pipe\\)" if kind == "fifo" else "character device"))
     assert (stat.S_ISFIFO if kind == "fifo" else stat.S_ISCHR)(mode_of(special))
     assert index_entry(out)["status"] == "failed"
-    assert sorted(p.name for p in out.iterdir()) == sorted(["index.jsonl", name])
+    assert sorted(p.name for p in out.iterdir()) == sorted([".index.jsonl.lock", "index.jsonl", name])
 
 
 def test_batch_summary_that_is_a_symbolic_link_is_refused_not_followed(tmp_path):
@@ -253,7 +253,7 @@ def test_batch_index_that_is_not_a_regular_file_stops_the_batch_in_one_line(tmp_
     assert result.code == 1, result
     check_error_line(result.stderr, str(index), r"not a regular file")
     assert not stat.S_ISREG(mode_of(index))
-    assert sorted(p.name for p in out.iterdir()) == ["index.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == [".index.jsonl.lock", "index.jsonl"]
 
 
 def test_batch_summary_swapped_for_a_fifo_is_not_read_as_up_to_date(tmp_path):
@@ -400,10 +400,12 @@ def test_read_only_output_folder_is_one_line(tmp_path, immutable, mode, where):
         source = target
     else:
         result = run_extract(runs, "-o", folder, "-q")
-        source = folder / "index.jsonl" if where == "outdir" else folder
+        # The batch's first write in an existing OUTDIR is its index's lock file.
+        source = folder / ".index.jsonl.lock" if where == "outdir" else folder
     assert result.code == 1, result
     check_error_line(result.stderr, str(source), r"(cannot write|cannot make the output "
-                                                 r"folder): Operation not permitted$")
+                                                 r"folder|cannot open the index's lock "
+                                                 r"file): Operation not permitted$")
     assert list(readonly.iterdir()) == []
 
 

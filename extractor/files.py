@@ -1,0 +1,67 @@
+"""Inputs are regular files: a FIFO, socket or device is refused without blocking on it.
+
+A FIFO opened for reading waits for a writer forever, and a device such as /dev/zero
+never ends; neither is a profile or a rules file. The kind is checked with os.stat
+(symbolic links followed) before opening, and the file is opened with O_NONBLOCK and
+checked again on the open descriptor, so that a swap between the two cannot hang.
+"""
+
+import errno
+import os
+import stat
+
+# The kinds of file, in the words every message uses (inputs and outputs alike).
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def kind(mode: int) -> str:
+    """What a file of this mode is, in words ("a FIFO (named pipe)")."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"  # pragma: no cover - a door, a whiteout...
+
+
+def not_regular(mode: int):
+    """None for a regular file, else the problem in words ("is a FIFO (named pipe), not a
+    regular file")."""
+    if stat.S_ISREG(mode):
+        return None
+    return "is {}, not a regular file".format(kind(mode))
+
+
+class NotRegular(OSError):
+    """Raised by open_regular; str() is the problem in words."""
+
+    def __init__(self, problem: str):
+        super().__init__(problem)
+        self.strerror = problem
+
+
+def open_regular(path) -> int:
+    """A read-only descriptor of `path`, which must be a regular file (NotRegular if not;
+    OSError as os.open raises it). Never blocks on a FIFO or a device."""
+    mode = os.stat(str(path)).st_mode
+    if stat.S_ISDIR(mode):  # told as reading one would (callers say so already)
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    problem = not_regular(mode)
+    if problem is not None:
+        raise NotRegular(problem)
+    fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+    try:
+        problem = not_regular(os.fstat(fd).st_mode)
+        if problem is not None:  # swapped since the check
+            raise NotRegular(problem)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path) -> bytes:
+    """The bytes of the regular file `path` (NotRegular or OSError otherwise)."""
+    with os.fdopen(open_regular(path), "rb") as handle:
+        return handle.read()
