@@ -170,10 +170,6 @@ class Profile:
         twin.db = twin._connect()
         return twin
 
-    def interrupt(self) -> None:
-        """Stop the query this profile's connection is running (from another thread)."""
-        self.db.interrupt()
-
     def __enter__(self):
         return self
 
@@ -458,13 +454,18 @@ class TableScans:
     a core to spare they add no wall time to the pass (on a 500 MB profile the memory
     aggregates are most of the SQL). `result()` waits and gives the two aggregates, or
     raises what a query raised.
+
+    A cancel is a flag that SQLite itself reads, through the connection's progress
+    handler, every `_STOP_CHECK_STEPS` steps of whatever statement runs: it stops a
+    query whenever it comes, also before the query starts (where an interrupt would be
+    lost: SQLite forgets one given while no statement runs).
     """
+
+    _STOP_CHECK_STEPS = 100000  # SQLite VM steps between two reads of the flag
 
     def __init__(self, profile: Profile):
         self._profile = profile
-        self._twin = None  # its connection is made, used and closed in the thread
-        self._lock = threading.Lock()  # held to open or close the twin, and to interrupt it
-        self._stop = False
+        self._cancelled = False  # set by cancel() alone: only a real cancel skips the check
         self._checked = threading.Event()
         self._check_error = None
         self._error = None
@@ -473,30 +474,29 @@ class TableScans:
                                         daemon=True)
         self._thread.start()
 
+    def _stopping(self) -> bool:
+        return self._cancelled
+
     def _run(self) -> None:
+        twin = None  # its connection is made, used and closed in this thread
         try:
-            with self._lock:
-                if self._stop:
-                    return
-                self._twin = self._profile.reopened()
+            twin = self._profile.reopened()
+            twin.db.set_progress_handler(self._stopping, self._STOP_CHECK_STEPS)
             try:
-                self._twin.check_start_end()
+                twin.check_start_end()
             except BaseException as exc:
                 self._check_error = exc
                 raise
             finally:
                 self._checked.set()
-            if not self._stop:
-                self._result = (self._twin.exchange_memory_per_tile(),
-                                self._twin.allocated_memory())
+            if not self._cancelled:
+                self._result = (twin.exchange_memory_per_tile(), twin.allocated_memory())
         except BaseException as exc:
             self._error = exc
         finally:
             self._checked.set()
-            with self._lock:
-                if self._twin is not None:
-                    self._twin.close()
-                    self._twin = None
+            if twin is not None:
+                twin.close()
 
     def result(self):
         """(exchange_memory_per_tile, allocated_memory), once both are known."""
@@ -509,15 +509,11 @@ class TableScans:
         """Called when the pass failed: waits for the start/end check alone (it came
         before the pass when it ran at opening) and gives its error, or None. The
         aggregates are not waited for: they are stopped."""
-        self._stop = True
         self._checked.wait()
         self.cancel()
         return self._check_error
 
     def cancel(self) -> None:
-        """Stop whatever query is running and wait for the thread to end."""
-        with self._lock:  # never interrupt a connection being closed (Python 3.8 would)
-            self._stop = True
-            if self._twin is not None:
-                self._twin.interrupt()
+        """Stop whatever query is running or about to run, and wait for the thread."""
+        self._cancelled = True
         self._thread.join()
