@@ -32,16 +32,16 @@ EXCHANGE_CODE_CATEGORY = "internalExchangeCode"
 # names come from the two small tables, read once (`names`), and are joined in Python.
 # Joining them here costs a lookup per row (compute_sets has no index on compute_set:
 # SQLite builds an automatic one) and a new string per row for names that repeat every
-# run: 1.9 s against 1.2 s for a million rows. Driving from steps instead (SCAN s) needs
-# an automatic index on steps_by_ipu.step_id: 1.5x slower.
+# run. Driving from steps instead (SCAN s) needs an automatic index on
+# steps_by_ipu.step_id. Both are slower (BENCHMARKS.md, query plans).
 #
 # The spec's order is by step id, rows of one step in their stored order (`i.rowid`).
 # ORDER BY s.id, i.rowid gives it on any file (EXPLAIN QUERY PLAN: SCAN i, SEARCH s USING
 # INTEGER PRIMARY KEY, USE TEMP B-TREE FOR ORDER BY); the sort is a third of the query.
 # Where steps_by_ipu is stored in step order, as Poplar writes it, ORDER BY i.rowid gives
-# the same rows in the same order with no sort (SCAN i, SEARCH s; 0.85 s against 1.25 s
-# for a million rows), but SQLite cannot know that: the reader checks it row by row and
-# falls back to the sorted query (`step_row_batches(stored_order=True)`).
+# the same rows in the same order with no sort (SCAN i, SEARCH s; BENCHMARKS.md has the
+# figures), but SQLite cannot know that: the reader checks it row by row and falls back
+# to the sorted query (`step_row_batches(stored_order=True)`).
 _STEP_ROWS = """
 SELECT s.id, s.type, i.cycles, i.active_tiles,
        i.cycles_base + i.active_cycles_from_min,
@@ -60,8 +60,8 @@ _COMPUTE_SET_NAMES = "SELECT compute_set, CAST(name AS TEXT) FROM compute_sets"
 # start and end are summed by SQLite, which reads text or a blob as a number (0 for
 # 'abc'): one look at the three columns refuses that first. SQLite sorts text and blobs
 # after every number, so only they (and REALs beyond 64 bits) exceed the largest
-# integer: a scan with no function call per value (SCAN steps_by_ipu), 0.075 s for a
-# million rows, which `summarize` runs beside its pass (TableScans).
+# integer: a scan with no function call per value (SCAN steps_by_ipu), which `summarize`
+# runs beside its pass (TableScans).
 _START_END_PARTS = ("cycles_base", "active_cycles_from_min", "active_cycles_to_max")
 _MAYBE_NOT_NUMBERS = "SELECT 1 FROM steps_by_ipu WHERE {} LIMIT 1".format(" OR ".join(
     "{} > 9223372036854775807".format(column) for column in _START_END_PARTS))
@@ -71,9 +71,8 @@ _MAYBE_NOT_NUMBERS = "SELECT 1 FROM steps_by_ipu WHERE {} LIMIT 1".format(" OR "
 # rows) is then scanned once with no join (SCAN vars_info), comparing each row's category
 # with a constant, and only the rows of that category reach the GROUP BY's temp B-tree, a
 # few per tile, so its cost and memory stay small. Resolving the name inside the query
-# costs a probe of an ephemeral index per row (IN (SELECT ...), LIST SUBQUERY): 0.27 s
-# against 0.19 s for the 3.5 million rows of bench/size.py's `large`; a scalar subquery
-# (= (SELECT ...)) sits between, at 0.22 s.
+# costs a probe of an ephemeral index per row (IN (SELECT ...), LIST SUBQUERY), and a
+# scalar subquery (= (SELECT ...)) sits between the two (BENCHMARKS.md has the figures).
 _CATEGORY_IDS = "SELECT id FROM var_categories WHERE name = ? AND id IS NOT NULL"
 _EXCHANGE_MEMORY = """
 SELECT min(b), avg(b), max(b), max(typeof(b) = 'real') FROM (
