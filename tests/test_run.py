@@ -223,6 +223,9 @@ def test_version():
     from extractor import __version__
     result = run_extract("--version")
     assert (result.code, result.stdout.decode()) == (0, "extract {}\n".format(__version__))
+    # Installed under the distribution's own name ("extractor" is another project's).
+    import importlib.metadata
+    assert importlib.metadata.version("popvision-extractor") == __version__
 
 
 # ---- the library, without the CLI -----------------------------------------------------
@@ -253,10 +256,16 @@ def test_wheel_carries_the_default_rules(tmp_path):
                            str(tmp_path / "dist"), str(REPO)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
-    wheel = next((tmp_path / "dist").glob("extractor-*.whl"))
+    # The distribution's name is not the package's: "extractor" on the index is another
+    # project. The wheel installs the package `extractor` and the command `extract`.
+    wheel = next((tmp_path / "dist").glob("popvision_extractor-*.whl"))
     with zipfile.ZipFile(str(wheel)) as archive:
         names = archive.namelist()
         assert archive.read("extractor/stage_rules.toml") == (REPO / "stage_rules.toml").read_bytes()
+        info = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        assert "\nName: popvision-extractor\n" in archive.read(info).decode()
+        entry_points = archive.read(info.replace("METADATA", "entry_points.txt")).decode()
+        assert "extract = extractor.cli:main" in entry_points
         archive.extractall(str(tmp_path / "site"))
     assert not any(n.startswith(("tests/", "fixtures/")) for n in names)
     # Run the unpacked wheel from an unrelated folder: the rules must come from inside it.
