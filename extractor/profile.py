@@ -8,7 +8,6 @@ import errno
 import itertools
 import os
 import sqlite3
-import threading
 from pathlib import Path
 from urllib.parse import quote
 
@@ -60,8 +59,7 @@ _COMPUTE_SET_NAMES = "SELECT compute_set, CAST(name AS TEXT) FROM compute_sets"
 # start and end are summed by SQLite, which reads text or a blob as a number (0 for
 # 'abc'): one look at the three columns refuses that first. SQLite sorts text and blobs
 # after every number, so only they (and REALs beyond 64 bits) exceed the largest
-# integer: a scan with no function call per value (SCAN steps_by_ipu), which `summarize`
-# runs beside its pass (TableScans).
+# integer: a scan with no function call per value (SCAN steps_by_ipu), at opening.
 _START_END_PARTS = ("cycles_base", "active_cycles_from_min", "active_cycles_to_max")
 _MAYBE_NOT_NUMBERS = "SELECT 1 FROM steps_by_ipu WHERE {} LIMIT 1".format(" OR ".join(
     "{} > 9223372036854775807".format(column) for column in _START_END_PARTS))
@@ -132,7 +130,7 @@ class Profile:
     `extract inspect`); step_rows and the aggregates then need them to be present.
     """
 
-    def __init__(self, path, check_schema: bool = True, check_values: bool = True):
+    def __init__(self, path, check_schema: bool = True):
         self.path = Path(path)
         self._check_file()
         wal = self._check_header(strict=check_schema)
@@ -144,8 +142,7 @@ class Profile:
             return
         try:
             self._check_schema()
-            if check_values:
-                self.check_start_end()
+            self.check_start_end()
         except BaseException:
             self.db.close()
             raise
@@ -158,16 +155,6 @@ class Profile:
             return db
         except SQL_ERRORS as exc:
             raise self.error(exc)
-
-    def reopened(self) -> "Profile":
-        """The same file on a connection of its own (for another thread), already
-        checked: the schema checks are not repeated."""
-        twin = Profile.__new__(Profile)
-        twin.path, twin._uri = self.path, self._uri
-        twin._steps_by_ipu_has_rowid = getattr(self, "_steps_by_ipu_has_rowid", True)
-        twin._steps_id_is_rowid = getattr(self, "_steps_id_is_rowid", False)
-        twin.db = twin._connect()
-        return twin
 
     def __enter__(self):
         return self
@@ -293,8 +280,7 @@ class Profile:
 
     def check_start_end(self) -> None:
         """Refuse text or a blob where a start or end ingredient belongs (one scan of
-        steps_by_ipu). Done at opening unless `check_values=False` was given, as by
-        `summarize`, which runs it beside the step pass (`TableScans`)."""
+        steps_by_ipu), at opening: before the pass, whose errors come after it."""
         try:
             if self.db.execute(_MAYBE_NOT_NUMBERS).fetchone() is not None:
                 self._not_number()
@@ -442,77 +428,3 @@ class Profile:
             return self.db.execute(sql, parameters).fetchone()
         except SQL_ERRORS as exc:
             raise self.error(exc)
-
-
-class TableScans:
-    """The whole-table queries of a summary that the step pass does not need: the
-    start/end check and the two memory aggregates, run on a second connection in a
-    thread, beside the pass.
-
-    Each is one SQLite call, which releases the GIL while it runs, so on a machine with
-    a core to spare they add no wall time to the pass (on a 500 MB profile the memory
-    aggregates are most of the SQL). `result()` waits and gives the two aggregates, or
-    raises what a query raised.
-
-    A cancel is a flag that SQLite itself reads, through the connection's progress
-    handler, every `_STOP_CHECK_STEPS` steps of whatever statement runs: it stops a
-    query whenever it comes, also before the query starts (where an interrupt would be
-    lost: SQLite forgets one given while no statement runs).
-    """
-
-    _STOP_CHECK_STEPS = 100000  # SQLite VM steps between two reads of the flag
-
-    def __init__(self, profile: Profile):
-        self._profile = profile
-        self._cancelled = False  # set by cancel() alone: only a real cancel skips the check
-        self._checked = threading.Event()
-        self._check_error = None
-        self._error = None
-        self._result = None
-        self._thread = threading.Thread(target=self._run, name="extractor-table-scans",
-                                        daemon=True)
-        self._thread.start()
-
-    def _stopping(self) -> bool:
-        return self._cancelled
-
-    def _run(self) -> None:
-        twin = None  # its connection is made, used and closed in this thread
-        try:
-            twin = self._profile.reopened()
-            twin.db.set_progress_handler(self._stopping, self._STOP_CHECK_STEPS)
-            try:
-                twin.check_start_end()
-            except BaseException as exc:
-                self._check_error = exc
-                raise
-            finally:
-                self._checked.set()
-            if not self._cancelled:
-                self._result = (twin.exchange_memory_per_tile(), twin.allocated_memory())
-        except BaseException as exc:
-            self._error = exc
-        finally:
-            self._checked.set()
-            if twin is not None:
-                twin.close()
-
-    def result(self):
-        """(exchange_memory_per_tile, allocated_memory), once both are known."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._result
-
-    def check_error(self):
-        """Called when the pass failed: waits for the start/end check alone (it came
-        before the pass when it ran at opening) and gives its error, or None. The
-        aggregates are not waited for: they are stopped."""
-        self._checked.wait()
-        self.cancel()
-        return self._check_error
-
-    def cancel(self) -> None:
-        """Stop whatever query is running or about to run, and wait for the thread."""
-        self._cancelled = True
-        self._thread.join()
