@@ -2,6 +2,7 @@
 
     python bench/run.py            # full size
     python bench/run.py --smoke    # reduced size, a couple of minutes: that they work (CI)
+    python bench/run.py --baseline REV   # bench/size.py also times extract as at REV
 
 Runs bench/size.py (extract on big profiles against the SQL floor) and, when it is there,
 bench/batch.py (a batch with --jobs 2 against --jobs 1). Exit 0 when every benchmark ran.
@@ -32,7 +33,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true",
                         help="reduced size, no targets: that the benchmarks work")
-    smoke = parser.parse_args(argv).smoke
+    parser.add_argument("--baseline", metavar="REV",
+                        help="bench/size.py also times extract as committed at REV")
+    arguments = parser.parse_args(argv)
+    smoke = arguments.smoke
     status = 0
     for name in ("size", "batch"):
         module = load(name)
@@ -41,7 +45,10 @@ def main(argv=None) -> int:
             continue
         start = time.perf_counter()
         print("== bench/{}.py{}".format(name, " --smoke" if smoke else ""), flush=True)
-        status = status or module.main(smoke)
+        if name == "size" and arguments.baseline:
+            status = status or module.main(smoke, baseline=arguments.baseline)
+        else:
+            status = status or module.main(smoke)
         print("== bench/{}.py done in {:.0f} s".format(name, time.perf_counter() - start),
               flush=True)
     return status

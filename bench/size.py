@@ -40,16 +40,23 @@ the targets are checked on the warm figures, where a fixed cost weighs most.
 - Fixed costs, what every extraction pays whatever the profile: the bare interpreter,
   the interpreter importing typer, and extract on the committed 53 kB fixture; printed
   beside what the 1.3x target leaves on large and long-trace.
+- `--baseline REV`: extract as committed at REV (exported from git into bench/cache/,
+  run with the same Python and packages) is timed too, warm, in the same rounds as this
+  tree's extract, and the two must write the same bytes. The ratio this tree / REV says
+  what a change gained, measured in one run (BENCHMARKS.md: how the table-scan thread
+  was weighed).
 """
 
 import argparse
 import hashlib
+import io
 import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -201,32 +208,52 @@ print(time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_max
 """
 
 
-def compile_package() -> None:
+def compile_package(tree: Path = REPO) -> None:
     """Write extractor's bytecode (__pycache__, not committed) before timing it.
 
     An install from a wheel has it (pip compiles at install time). A checkout run under
     PYTHONDONTWRITEBYTECODE (set in some CI and sandboxes) would otherwise compile every
     module at every run of extract: about 25 ms that no installed copy pays."""
     import compileall
-    if not compileall.compile_dir(str(REPO / "extractor"), quiet=1):
+    if not compileall.compile_dir(str(tree / "extractor"), quiet=1):
         raise SystemExit("could not compile extractor/ to bytecode")
 
 
-def extract_run(profile: Path, out: Path, use_pva: bool):
-    """(wall seconds, CPU seconds, peak RSS in MB) of `python -m extractor PROFILE -o out`."""
+def baseline_tree(revision: str):
+    """(commit, folder) of extractor as committed at `revision`, exported from git into
+    the cache once (the package and the default rules) and compiled to bytecode."""
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify",
+                             revision + "^{commit}"], stdout=subprocess.PIPE,
+                            check=True).stdout.decode().strip()
+    tree = CACHE / "baseline-{}".format(commit[:12])
+    if not (tree / "extractor" / "__init__.py").exists():
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", commit,
+                                  "extractor", "stage_rules.toml"], stdout=subprocess.PIPE,
+                                 check=True).stdout
+        shutil.rmtree(str(tree), ignore_errors=True)
+        tree.mkdir(parents=True)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(str(tree))
+    compile_package(tree)
+    return commit, tree
+
+
+def extract_run(profile: Path, out: Path, use_pva: bool, tree: Path = REPO):
+    """(wall seconds, CPU seconds, peak RSS in MB) of `python -m extractor PROFILE -o out`,
+    run in `tree` (this checkout, or a baseline's): `-m` finds the package there first."""
     command = [sys.executable, "-m", "extractor", str(profile), "-o", str(out), "--quiet"]
     env = dict(os.environ)
     if use_pva:
         env["PYTHONPATH"] = str(PVA_DOUBLE)
     else:
         command.append("--no-pva")
-    return timed(command, env, "extract on {}".format(profile))
+    return timed(command, env, "extract on {}".format(profile), tree)
 
 
-def timed(command: list, env: dict, what: str):
+def timed(command: list, env: dict, what: str, cwd: Path = REPO):
     """(wall seconds, CPU seconds, peak RSS in MB) of a command run from the launcher."""
     done = subprocess.run([sys.executable, "-S", "-c", LAUNCHER] + command, env=env,
-                          cwd=str(REPO), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                          cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         seconds, cpu, max_rss_kib, code = done.stdout.split()
     except ValueError:
@@ -294,11 +321,13 @@ def step_row_count(profile: Path) -> int:
         db.close()
 
 
-def measure(name: str, profile: Path, rounds: int) -> dict:
+def measure(name: str, profile: Path, rounds: int, baseline=None) -> dict:
+    """`baseline`: None, or (commit, tree) of baseline_tree, timed beside this tree."""
     out = CACHE / "size-out" / name
     out.mkdir(parents=True, exist_ok=True)
     floors, shells, plain, with_pva, cold_floors, cold_plain = [], [], [], [], [], []
     written = []  # the spec's SQL as written
+    based = []  # extract --no-pva of the baseline
     for _ in range(rounds):  # interleaved, so that a busy moment hits all of them
         evict(profile)
         cold_floors.append(floor_seconds(profile)[0])
@@ -310,6 +339,9 @@ def measure(name: str, profile: Path, rounds: int) -> dict:
         if shell is not None:
             shells.append(shell)
         plain.append(extract_run(profile, out / "summary-no-pva.json", use_pva=False))
+        if baseline is not None:
+            based.append(extract_run(profile, out / "baseline-no-pva.json", use_pva=False,
+                                     tree=baseline[1]))
         with_pva.append(extract_run(profile, out / "summary.json", use_pva=True))
     floor = statistics.median(wall for wall, _ in floors)
     result = {
@@ -333,6 +365,14 @@ def measure(name: str, profile: Path, rounds: int) -> dict:
     result["cpu_ratio_no_pva"] = result["extract_no_pva_cpu_s"] / result["floor_cpu_s"]
     result["ratio_no_pva"] = result["extract_no_pva_s"] / floor
     result["ratio_pva"] = result["extract_pva_s"] / floor
+    if baseline is not None:
+        if (out / "baseline-no-pva.json").read_bytes() != (out / "summary-no-pva.json").read_bytes():
+            raise SystemExit("{}: the baseline {} wrote other bytes than this tree".format(
+                name, baseline[0][:12]))
+        result["baseline"] = baseline[0]
+        result["baseline_no_pva_s"] = statistics.median(wall for wall, _, _ in based)
+        result["baseline_no_pva_cpu_s"] = statistics.median(cpu for _, cpu, _ in based)
+        result["ratio_to_baseline"] = result["extract_no_pva_s"] / result["baseline_no_pva_s"]
     result.update(pva_fetches(profile))
     return result
 
@@ -365,6 +405,13 @@ def report(results: dict, smoke: bool, fixed: dict) -> list:
             name, r["cold_floor_s"], r["cold_extract_no_pva_s"], r["cold_ratio_no_pva"]))
     print("long-trace / short-trace: {:.1f}x the step rows, extract {:.2f}x the time "
           "(floor {:.2f}x)".format(rows, scaling, floor_scaling))
+    for name, r in results.items():
+        if "baseline" in r:
+            print("against the baseline {} on {}: extract --no-pva {:.3f} s there, {:.3f} s "
+                  "here ({:.3f}x; CPU {:.2f} s there, {:.2f} s here); same bytes".format(
+                      r["baseline"][:12], name, r["baseline_no_pva_s"], r["extract_no_pva_s"],
+                      r["ratio_to_baseline"], r["baseline_no_pva_cpu_s"],
+                      r["extract_no_pva_cpu_s"]))
     for name, r in results.items():
         print("pva fetches on {}: codeBytesByTile of {} programs, vertices of {} compute "
               "sets, at most {} fetch(es) of any one".format(
@@ -414,14 +461,16 @@ def report(results: dict, smoke: bool, fixed: dict) -> list:
     return missed
 
 
-def main(smoke: bool = False, rounds: int = 0) -> int:
+def main(smoke: bool = False, rounds: int = 0, baseline: str = None) -> int:
     rounds = rounds or (1 if smoke else 9)
     print("bench/size.py: {} size, {} round(s), {} CPUs, Python {}, SQLite {}".format(
         "smoke" if smoke else "full", rounds, os.cpu_count(), sys.version.split()[0],
         __import__("sqlite3").sqlite_version), flush=True)
     profiles = {name: profile_path(name, smoke) for name in PROFILES}
     compile_package()
-    results = {name: measure(name, profile, rounds) for name, profile in profiles.items()}
+    based = baseline_tree(baseline) if baseline else None
+    results = {name: measure(name, profile, rounds, based)
+               for name, profile in profiles.items()}
     (CACHE / "size-out").mkdir(parents=True, exist_ok=True)
     fixed = fixed_costs(rounds)
     report(results, smoke, fixed)
@@ -434,5 +483,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="small and quick: that it works")
     parser.add_argument("--rounds", type=int, default=0, help="rounds (default 9; smoke 1)")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="also time extract as committed at REV, in the same rounds")
     arguments = parser.parse_args()
-    sys.exit(main(arguments.smoke, arguments.rounds))
+    sys.exit(main(arguments.smoke, arguments.rounds, arguments.baseline))

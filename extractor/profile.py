@@ -8,7 +8,6 @@ import errno
 import itertools
 import os
 import sqlite3
-import threading
 from pathlib import Path
 from urllib.parse import quote
 
@@ -33,16 +32,16 @@ EXCHANGE_CODE_CATEGORY = "internalExchangeCode"
 # names come from the two small tables, read once (`names`), and are joined in Python.
 # Joining them here costs a lookup per row (compute_sets has no index on compute_set:
 # SQLite builds an automatic one) and a new string per row for names that repeat every
-# run: 1.9 s against 1.2 s for a million rows. Driving from steps instead (SCAN s) needs
-# an automatic index on steps_by_ipu.step_id: 1.5x slower.
+# run. Driving from steps instead (SCAN s) needs an automatic index on
+# steps_by_ipu.step_id. Both are slower (BENCHMARKS.md, query plans).
 #
 # The spec's order is by step id, rows of one step in their stored order (`i.rowid`).
 # ORDER BY s.id, i.rowid gives it on any file (EXPLAIN QUERY PLAN: SCAN i, SEARCH s USING
 # INTEGER PRIMARY KEY, USE TEMP B-TREE FOR ORDER BY); the sort is a third of the query.
 # Where steps_by_ipu is stored in step order, as Poplar writes it, ORDER BY i.rowid gives
-# the same rows in the same order with no sort (SCAN i, SEARCH s; 0.85 s against 1.25 s
-# for a million rows), but SQLite cannot know that: the reader checks it row by row and
-# falls back to the sorted query (`step_row_batches(stored_order=True)`).
+# the same rows in the same order with no sort (SCAN i, SEARCH s; BENCHMARKS.md has the
+# figures), but SQLite cannot know that: the reader checks it row by row and falls back
+# to the sorted query (`step_row_batches(stored_order=True)`).
 _STEP_ROWS = """
 SELECT s.id, s.type, i.cycles, i.active_tiles,
        i.cycles_base + i.active_cycles_from_min,
@@ -61,8 +60,7 @@ _COMPUTE_SET_NAMES = "SELECT compute_set, CAST(name AS TEXT) FROM compute_sets"
 # start and end are summed by SQLite, which reads text or a blob as a number (0 for
 # 'abc'): one look at the three columns refuses that first. SQLite sorts text and blobs
 # after every number, so only they (and REALs beyond 64 bits) exceed the largest
-# integer: a scan with no function call per value (SCAN steps_by_ipu), 0.075 s for a
-# million rows, which `summarize` runs beside its pass (TableScans).
+# integer: a scan with no function call per value (SCAN steps_by_ipu), at opening.
 _START_END_PARTS = ("cycles_base", "active_cycles_from_min", "active_cycles_to_max")
 _MAYBE_NOT_NUMBERS = "SELECT 1 FROM steps_by_ipu WHERE {} LIMIT 1".format(" OR ".join(
     "{} > 9223372036854775807".format(column) for column in _START_END_PARTS))
@@ -72,9 +70,8 @@ _MAYBE_NOT_NUMBERS = "SELECT 1 FROM steps_by_ipu WHERE {} LIMIT 1".format(" OR "
 # rows) is then scanned once with no join (SCAN vars_info), comparing each row's category
 # with a constant, and only the rows of that category reach the GROUP BY's temp B-tree, a
 # few per tile, so its cost and memory stay small. Resolving the name inside the query
-# costs a probe of an ephemeral index per row (IN (SELECT ...), LIST SUBQUERY): 0.27 s
-# against 0.19 s for the 3.5 million rows of bench/size.py's `large`; a scalar subquery
-# (= (SELECT ...)) sits between, at 0.22 s.
+# costs a probe of an ephemeral index per row (IN (SELECT ...), LIST SUBQUERY), and a
+# scalar subquery (= (SELECT ...)) sits between the two (BENCHMARKS.md has the figures).
 _CATEGORY_IDS = "SELECT id FROM var_categories WHERE name = ? AND id IS NOT NULL"
 _EXCHANGE_MEMORY = """
 SELECT min(b), avg(b), max(b), max(typeof(b) = 'real') FROM (
@@ -139,7 +136,7 @@ class Profile:
     `extract inspect`); step_rows and the aggregates then need them to be present.
     """
 
-    def __init__(self, path, check_schema: bool = True, check_values: bool = True):
+    def __init__(self, path, check_schema: bool = True):
         self.path = Path(path)
         self._check_file()
         wal = self._check_header(strict=check_schema)
@@ -151,8 +148,7 @@ class Profile:
             return
         try:
             self._check_schema()
-            if check_values:
-                self.check_start_end()
+            self.check_start_end()
         except BaseException:
             self.db.close()
             raise
@@ -165,20 +161,6 @@ class Profile:
             return db
         except SQL_ERRORS as exc:
             raise self.error(exc)
-
-    def reopened(self) -> "Profile":
-        """The same file on a connection of its own (for another thread), already
-        checked: the schema checks are not repeated."""
-        twin = Profile.__new__(Profile)
-        twin.path, twin._uri = self.path, self._uri
-        twin._steps_by_ipu_has_rowid = getattr(self, "_steps_by_ipu_has_rowid", True)
-        twin._steps_id_is_rowid = getattr(self, "_steps_id_is_rowid", False)
-        twin.db = twin._connect()
-        return twin
-
-    def interrupt(self) -> None:
-        """Stop the query this profile's connection is running (from another thread)."""
-        self.db.interrupt()
 
     def __enter__(self):
         return self
@@ -336,8 +318,7 @@ class Profile:
 
     def check_start_end(self) -> None:
         """Refuse text or a blob where a start or end ingredient belongs (one scan of
-        steps_by_ipu). Done at opening unless `check_values=False` was given, as by
-        `summarize`, which runs it beside the step pass (`TableScans`)."""
+        steps_by_ipu), at opening: before the pass, whose errors come after it."""
         try:
             if self.db.execute(_MAYBE_NOT_NUMBERS).fetchone() is not None:
                 self._not_number()
@@ -485,77 +466,3 @@ class Profile:
             return self.db.execute(sql, parameters).fetchone()
         except SQL_ERRORS as exc:
             raise self.error(exc)
-
-
-class TableScans:
-    """The whole-table queries of a summary that the step pass does not need: the
-    start/end check and the two memory aggregates, run on a second connection in a
-    thread, beside the pass.
-
-    Each is one SQLite call, which releases the GIL while it runs, so on a machine with
-    a core to spare they add no wall time to the pass (on a 500 MB profile the memory
-    aggregates are most of the SQL). `result()` waits and gives the two aggregates, or
-    raises what a query raised.
-    """
-
-    def __init__(self, profile: Profile):
-        self._profile = profile
-        self._twin = None  # its connection is made, used and closed in the thread
-        self._lock = threading.Lock()  # held to open or close the twin, and to interrupt it
-        self._stop = False
-        self._checked = threading.Event()
-        self._check_error = None
-        self._error = None
-        self._result = None
-        self._thread = threading.Thread(target=self._run, name="extractor-table-scans",
-                                        daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            with self._lock:
-                if self._stop:
-                    return
-                self._twin = self._profile.reopened()
-            try:
-                self._twin.check_start_end()
-            except BaseException as exc:
-                self._check_error = exc
-                raise
-            finally:
-                self._checked.set()
-            if not self._stop:
-                self._result = (self._twin.exchange_memory_per_tile(),
-                                self._twin.allocated_memory())
-        except BaseException as exc:
-            self._error = exc
-        finally:
-            self._checked.set()
-            with self._lock:
-                if self._twin is not None:
-                    self._twin.close()
-                    self._twin = None
-
-    def result(self):
-        """(exchange_memory_per_tile, allocated_memory), once both are known."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._result
-
-    def check_error(self):
-        """Called when the pass failed: waits for the start/end check alone (it came
-        before the pass when it ran at opening) and gives its error, or None. The
-        aggregates are not waited for: they are stopped."""
-        self._stop = True
-        self._checked.wait()
-        self.cancel()
-        return self._check_error
-
-    def cancel(self) -> None:
-        """Stop whatever query is running and wait for the thread to end."""
-        with self._lock:  # never interrupt a connection being closed (Python 3.8 would)
-            self._stop = True
-            if self._twin is not None:
-                self._twin.interrupt()
-        self._thread.join()

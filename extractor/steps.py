@@ -151,8 +151,8 @@ class PairTable:
     pair, with `all_true`); a pair not there yet is added by `fill`.
 
     Plain dicts, looked up with two ints, as the pass does for each of millions of rows:
-    a tuple key costs three times as much to make and hash, and a dict subclass
-    (__missing__) is subscripted through a slower generic slot."""
+    a tuple key costs more to make and hash, and a dict subclass (__missing__) is
+    subscripted through a slower generic slot (BENCHMARKS.md has the figures)."""
 
     def __init__(self, names: StepNames, all_true: bool, test):
         self.rows = {}

@@ -1,6 +1,5 @@
-"""From a profile to its summary: one pass over the step rows, and beside it, on a second
-connection in a thread, the table scans (`profile.TableScans`: the start/end check and
-the two aggregate queries).
+"""From a profile to its summary: the start/end check (at opening), one pass over the step
+rows, then the two aggregate queries.
 
 The pass reads the rows as stored when that is step order, checking it as it goes, and
 else sorted (`_read_trace`). It feeds two accumulators: `FirstBody` (the anchors and the kernel rows between the
@@ -18,7 +17,7 @@ for every row).
 from pathlib import Path
 from typing import List, NamedTuple, Optional
 
-from .profile import Profile, TableScans
+from .profile import Profile
 from .pvafacts import NoPvaFacts, PvaFacts, import_pva
 from .rules import StageRules, load_rules
 from .errors import ProfileError, shown_path
@@ -223,27 +222,15 @@ def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bo
 
 def _summarize(path: Path, rules: StageRules, pva, use_pva: bool,
                profile_label: Optional[str], step_sink) -> Extraction:
-    with Profile(path, check_values=False) as profile:
-        scans = TableScans(profile)
-        try:
-            summary, warnings = _pass(profile, scans, path, rules, pva, use_pva,
-                                      profile_label, step_sink)
-        except Exception:
-            # The start/end check ran before the pass when it ran at opening: its error
-            # still comes first.
-            check_error = scans.check_error()
-            if check_error is not None:
-                raise check_error from None
-            raise
-        except BaseException:
-            scans.cancel()
-            raise
+    with Profile(path) as profile:
+        summary, warnings = _pass(profile, path, rules, pva, use_pva, profile_label,
+                                  step_sink)
     return Extraction(summary, warnings)
 
 
-def _pass(profile: Profile, scans: TableScans, path: Path, rules: StageRules, pva,
-          use_pva: bool, profile_label: Optional[str], step_sink):
-    """The summary and its warnings: the step pass here, the table scans beside it."""
+def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
+          profile_label: Optional[str], step_sink):
+    """The summary and its warnings: the step pass, then the aggregates."""
     if not use_pva:
         facts = NoPvaFacts()
     else:
@@ -262,7 +249,8 @@ def _pass(profile: Profile, scans: TableScans, path: Path, rules: StageRules, pv
         warnings.extend(spans.warnings)
     kernels = [row.record(facts) for row in body.kernels]
     attention_exchanges = facts.attention_exchanges(rules.attention_exchange)
-    exchange_memory, allocated_memory = scans.result()
+    exchange_memory = profile.exchange_memory_per_tile()
+    allocated_memory = profile.allocated_memory()
     summary = {
         "profile": profile_label if profile_label is not None else shown_path(path),
         "kernels": kernels,

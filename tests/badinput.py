@@ -300,7 +300,7 @@ def corpus():
                                     "WHERE size_bytes = 60"),
              Error(r"table 'vars_info', column 'size_bytes' holds text 'big' where a whole "
                    r"number belongs")),
-        # Two faults: the start/end check (beside the pass, on its own connection) is
+        # Two faults: the start/end check (at opening, before the pass) is
         # reported before a fault the pass meets, and before one of the memory queries;
         # a fault of the pass is reported before one of the memory queries.
         Case("text cycles_base and text kernel cycles", sql(

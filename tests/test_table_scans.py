@@ -1,74 +1,81 @@
-"""The table scans that run beside the step pass (profile.TableScans) end with it.
+"""The start/end check, the step pass and the aggregate queries: one connection, in order.
 
-summarize runs the start/end check and the two memory aggregates on a second connection
-in a thread. Whatever happens to the pass (success, a bad value, an interrupt), that
-thread must be over, and its connection closed, when summarize returns or raises."""
+Until issue 16 the start/end check and the two memory aggregates ran on a second
+connection in a thread, beside the pass (profile.TableScans). Weighed on bench/size.py
+with and without it in the same runs, the thread did not earn the 10% a thread must
+(BENCHMARKS.md), and was removed. What it promised stays and is held here: the
+start/end error before the pass's, the pass's before the aggregates', no query left
+running and no thread left behind. (tests/badinput.py holds the same orders among its
+bad-input cases.)"""
 
+import re
 import sqlite3
 import threading
-import time
 
 import pytest
 
-from conftest import EDGE, copy_case, golden_case_folder
-from extractor.errors import ProfileError
+from conftest import EDGE, copy_case, golden_case_folder, run_extract
 from extractor.profile import Profile
 from extractor.summary import summarize
 
-# A query of many seconds that only an interrupt ends early (SQLite counts to 2e8).
-LONG_QUERY = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
-              "WHERE x < 200000000) SELECT count(*) FROM c")
+
+def _spoil(profile, *statements):
+    db = sqlite3.connect(str(profile))
+    with db:
+        for statement in statements:
+            db.execute(statement)
+    db.close()
 
 
-def _scan_threads():
-    return [t for t in threading.enumerate() if t.name == "extractor-table-scans"]
+def _extract(tmp_path, profile):
+    result = run_extract(profile, "-o", tmp_path / "summary.json", "--no-pva", pva=False)
+    assert result.code == 1, result
+    assert len(result.stderr.splitlines()) == 1, result
+    assert not (tmp_path / "summary.json").exists()
+    return result.stderr.strip()
 
 
-def test_no_scan_thread_outlives_a_summary(tmp_path):
+START_END = (r"step \d+: steps_by_ipu\.cycles_base is text 'soon', not a number$",
+             "UPDATE steps_by_ipu SET cycles_base = 'soon' WHERE rowid = "
+             "(SELECT max(rowid) FROM steps_by_ipu)")
+PASS = (r"step \d+: steps_by_ipu\.cycles is text 'many', not a whole number$",
+        "UPDATE steps_by_ipu SET cycles = 'many'")
+AGGREGATE = (r"table 'memory_by_tile', column 'total' holds text 'lots' where a whole "
+             r"number belongs$", "UPDATE memory_by_tile SET total = 'lots' WHERE rowid = 1")
+
+
+@pytest.mark.parametrize("faults, reported", [
+    ((START_END, PASS, AGGREGATE), START_END),
+    ((START_END, AGGREGATE), START_END),
+    ((PASS, AGGREGATE), PASS),
+    ((AGGREGATE,), AGGREGATE),
+], ids=["all three", "start/end and aggregate", "pass and aggregate", "aggregate"])
+def test_the_first_fault_in_order_is_the_one_reported(tmp_path, faults, reported):
+    # The start/end check, then the pass, then the aggregates: the first of them to
+    # meet a fault is the one reported, whatever else is wrong with the file.
+    profile = copy_case(golden_case_folder(), tmp_path / "p")
+    _spoil(profile, *(statement for _, statement in faults))
+    line = _extract(tmp_path, profile)
+    assert re.match(r"extract: error: .*profile\.pop: " + reported[0], line), line
+
+
+def test_no_thread_outlives_a_summary(tmp_path):
+    before = set(threading.enumerate())
     profile = copy_case(golden_case_folder(), tmp_path / "ok")
     extraction = summarize(profile, use_pva=False)
     assert extraction.summary["allocated_memory"]["max(total)"] is not None
-    assert _scan_threads() == []
+    assert set(threading.enumerate()) == before
 
 
-@pytest.fixture
-def slow_scans(monkeypatch):
-    """The memory aggregate made a long query: only an interrupt can end it soon."""
+def test_an_interrupt_in_the_pass_runs_no_aggregate(tmp_path, monkeypatch):
+    # Ctrl-C during the pass ends the summary there: no query is left to stop.
+    asked = []
     monkeypatch.setattr(Profile, "exchange_memory_per_tile",
-                        lambda self: self._one_row(LONG_QUERY))
-
-
-def test_no_scan_thread_outlives_a_failed_pass(tmp_path, slow_scans):
-    profile = copy_case(golden_case_folder(), tmp_path / "bad")
-    start = time.monotonic()
-
-    def sink(row, facts, in_body):
-        raise RuntimeError("the pass failed at step {}".format(row.step))
-    with pytest.raises(RuntimeError, match="the pass failed"):
-        summarize(profile, use_pva=False, step_sink=sink)
-    assert _scan_threads() == []
-    assert time.monotonic() - start < 3  # the long query was interrupted, not waited for
-
-
-def test_the_start_end_check_is_reported_before_a_failed_pass(tmp_path):
-    profile = copy_case(golden_case_folder(), tmp_path / "both")
-    db = sqlite3.connect(str(profile))
-    with db:
-        db.execute("UPDATE steps_by_ipu SET cycles_base = 'soon' WHERE rowid = "
-                   "(SELECT max(rowid) FROM steps_by_ipu)")
-    db.close()
-
-    def sink(row, facts, in_body):
-        raise RuntimeError("the pass failed")
-    with pytest.raises(ProfileError, match="cycles_base is text 'soon', not a number"):
-        summarize(profile, use_pva=False, step_sink=sink)
-    assert _scan_threads() == []
-
-
-def test_an_interrupt_stops_the_scans(tmp_path, slow_scans):
+                        lambda self: asked.append("exchange memory"))
+    monkeypatch.setattr(Profile, "allocated_memory",
+                        lambda self: asked.append("allocated memory"))
     profile = copy_case(EDGE / "multi-ipu", tmp_path / "int")
     seen = []
-    start = time.monotonic()
 
     def sink(row, facts, in_body):
         seen.append(row)
@@ -77,5 +84,4 @@ def test_an_interrupt_stops_the_scans(tmp_path, slow_scans):
     with pytest.raises(KeyboardInterrupt):
         summarize(profile, use_pva=False, step_sink=sink)
     assert len(seen) == 1
-    assert _scan_threads() == []
-    assert time.monotonic() - start < 3
+    assert asked == []
