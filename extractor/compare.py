@@ -143,20 +143,20 @@ def read_summary(path) -> dict:
     try:
         raw = path.read_bytes()
     except IsADirectoryError:
-        raise SummaryFileError(path, "is a folder with no summary.json below it")
+        raise SummaryFileError(path, "is a folder with no summary.json below it") from None
     except OSError as exc:
-        raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc))
+        raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc)) from exc
     try:
         data = json.loads(raw.decode("utf-8"), parse_int=_read_int, parse_float=_read_float,
                           parse_constant=_read_constant)
     except UnicodeDecodeError:
-        raise SummaryFileError(path, "not a summary: not UTF-8 text")
+        raise SummaryFileError(path, "not a summary: not UTF-8 text") from None
     except _BadNumber as exc:
-        raise SummaryFileError(path, "not a summary: {}".format(exc))
+        raise SummaryFileError(path, "not a summary: {}".format(exc)) from exc
     except ValueError as exc:
-        raise SummaryFileError(path, "not a summary: not JSON ({})".format(exc))
+        raise SummaryFileError(path, "not a summary: not JSON ({})".format(exc)) from exc
     except RecursionError:
-        raise SummaryFileError(path, "not a summary: JSON nested too deeply")
+        raise SummaryFileError(path, "not a summary: JSON nested too deeply") from None
     return _check_summary(data, path)
 
 
@@ -526,4 +526,4 @@ def to_json(comparison: Comparison) -> str:
         # are checked to be finite), so that no future path can write them.
         return json.dumps(to_json_data(comparison), indent=2, allow_nan=False) + "\n"
     except ValueError as exc:
-        raise ValueError("refusing to write a non-finite number in JSON ({})".format(exc))
+        raise ValueError("refusing to write a non-finite number in JSON ({})".format(exc)) from exc

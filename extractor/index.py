@@ -124,7 +124,7 @@ class IndexWriter:
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
             self._fd = os.open(str(path), flags, 0o666)
         except OSError as exc:  # a read-only OUTDIR
-            raise OutputError(path, "cannot write: {}".format(exc.strerror or exc))
+            raise OutputError(path, "cannot write: {}".format(exc.strerror or exc)) from exc
 
     def _cut_torn_tail(self) -> None:
         try:
@@ -144,7 +144,7 @@ class IndexWriter:
                 raise OSError("short write")
             os.fsync(self._fd)
         except OSError as exc:  # a batch that cannot record its progress stops here
-            raise OutputError(self.path, "cannot write: {}".format(exc.strerror or exc))
+            raise OutputError(self.path, "cannot write: {}".format(exc.strerror or exc)) from exc
 
     def close(self) -> None:
         if self._fd is not None:
@@ -195,9 +195,9 @@ def lock_index(path: Path) -> int:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise OutputError(lock_path, "is a symbolic link: the index's lock file is "
-                              "never opened through one (remove it)")
+                              "never opened through one (remove it)") from None
         raise OutputError(lock_path, "cannot open the index's lock file: {}".format(
-            exc.strerror or exc))
+            exc.strerror or exc)) from exc
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OutputError(lock_path, "is not a regular file: it cannot lock the index "
@@ -208,9 +208,9 @@ def lock_index(path: Path) -> int:
             if exc.errno in (errno.EAGAIN, errno.EACCES):
                 raise OutputError(path, "another extract (a batch or a merge) is writing "
                                   "this index now: run this one when it has finished, or "
-                                  "into another folder")
+                                  "into another folder") from None
             raise OutputError(lock_path, "cannot lock the index: {}".format(
-                exc.strerror or exc))
+                exc.strerror or exc)) from exc
     except BaseException:
         os.close(fd)
         raise

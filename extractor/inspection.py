@@ -51,7 +51,7 @@ def inspect_profile(path, exact: bool = False, use_pva: bool = True) -> dict:
         try:
             answer = _sql_facts(profile.db, path, exact)
         except SQL_ERRORS as exc:  # a damaged schema can make SQLite's message not UTF-8
-            raise profile.error(exc)
+            raise profile.error(exc) from exc
     answer["pva"], pva = pva_status() if use_pva else (_pva_not_asked(), None)
     answer["report"] = report_facts(pva, path) if pva is not None else None
     return answer

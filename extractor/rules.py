@@ -67,18 +67,18 @@ def load_rules(path=None) -> StageRules:
     try:
         raw = read_regular(path)  # a FIFO or a device is refused, never waited on
     except NotRegular as exc:
-        raise RulesError(path, str(exc))
+        raise RulesError(path, str(exc)) from exc
     except OSError as exc:
-        raise RulesError(path, "cannot read: {}".format(exc.strerror or exc))
+        raise RulesError(path, "cannot read: {}".format(exc.strerror or exc)) from exc
     try:
         # utf-8-sig: a byte-order mark (some Windows editors write one) is not TOML text.
         data = tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
-        raise RulesError(path, "not UTF-8 text: {}".format(exc))
+        raise RulesError(path, "not UTF-8 text: {}".format(exc)) from exc
     except tomllib.TOMLDecodeError as exc:
-        raise RulesError(path, "not valid TOML: {}".format(exc))
+        raise RulesError(path, "not valid TOML: {}".format(exc)) from exc
     except RecursionError:  # the TOML parser recurses once per nested array or table
-        raise RulesError(path, "not valid TOML: arrays or tables nested too deeply")
+        raise RulesError(path, "not valid TOML: arrays or tables nested too deeply") from None
     return parse_rules(data, source=str(path), content=raw)
 
 

@@ -218,7 +218,7 @@ def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bo
     try:
         return _summarize(path, rules, pva, use_pva, profile_label, step_sink)
     except BadValue as exc:
-        raise ProfileError(path, str(exc))
+        raise ProfileError(path, str(exc)) from exc
 
 
 def _summarize(path: Path, rules: StageRules, pva, use_pva: bool,
