@@ -500,9 +500,7 @@ class _Pool:
                                        self._options, "took longer than {:g} s (--timeout): "
                                        "ended".format(self._timeout)))
                 self._retire(worker, grace=TIMEOUT_GRACE)
-                worker = self._start()
-                worker.item = worker.deadline = None
-                self.idle.append(worker)
+                self.idle.append(self._start())  # a new _Worker has no item, no deadline
                 continue
             try:
                 answer = worker.conn.recv()
@@ -517,7 +515,8 @@ class _Pool:
                 entries.append(_failed(worker.item, self._outdir, self._rules,
                                        self._options, worker.death()))
                 self._retire(worker)
-                worker = self._start()
+                self.idle.append(self._start())
+                continue
             worker.item = worker.deadline = None
             self.idle.append(worker)
         return entries

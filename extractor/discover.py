@@ -195,7 +195,8 @@ def _walk(top: Path, prefix: str, items: list, notes: list) -> None:
             continue
         identity = (stat.st_dev, stat.st_ino)
         if identity in seen:
-            notes.append("{}: already searched through a symbolic link (a loop or a second link to it): passed over".format(shown_path(folder)))
+            notes.append("{}: already searched through a symbolic link (a loop or a second "
+                         "link to it): passed over".format(shown_path(folder)))
             subfolders[:] = []
             continue
         seen.add(identity)

@@ -124,10 +124,10 @@ def _row_count(db, name, sql, columns, stat1, exact):
     alias = None if _WITHOUT_ROWID.search(sql) else _rowid_alias(columns)
     if alias is not None:
         # min() and max() of the rowid each descend the b-tree once.
-        low = db.execute("SELECT min({0}) FROM {1}".format(alias, table)).fetchone()[0]
+        low = db.execute("SELECT min({}) FROM {}".format(alias, table)).fetchone()[0]
         if low is None:
             return 0, COUNTED
-        high = db.execute("SELECT max({0}) FROM {1}".format(alias, table)).fetchone()[0]
+        high = db.execute("SELECT max({}) FROM {}".format(alias, table)).fetchone()[0]
         span = high - low + 1
         if span <= EXACT_COUNT_LIMIT:
             return count()

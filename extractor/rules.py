@@ -137,7 +137,8 @@ def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> St
         fail("missing table [selectors] ({})".format(", ".join(SELECTORS)))
     extra = sorted(set(selectors) - set(SELECTORS))
     if extra:
-        fail("[selectors]: unknown selector {!r} (known: {})".format(extra[0], ", ".join(SELECTORS)))
+        fail("[selectors]: unknown selector {!r} (known: {})".format(
+            extra[0], ", ".join(SELECTORS)))
     compiled = {}
     for key in SELECTORS:
         if key not in selectors:

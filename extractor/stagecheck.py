@@ -23,8 +23,8 @@ SELECTOR_NOTES = {
     "attention_exchange": ("DoExchange step rows (the summary: pva's exchange programs)",
                            "attention_exchanges will likely be empty"),
     "input_delivered": ("StreamCopyEnd step rows", "device_spans will be empty"),
-    "output_begins": ("StreamCopyBegin step rows", "no inference ends: device_spans will "
-                      "be empty"),
+    "output_begins": ("StreamCopyBegin step rows", ("no inference ends: device_spans "
+                                                    "will be empty")),
 }
 
 

@@ -3,8 +3,9 @@ connection in a thread, the table scans (`profile.TableScans`: the start/end che
 the two aggregate queries).
 
 The pass reads the rows as stored when that is step order, checking it as it goes, and
-else sorted (`_read_trace`). It feeds two accumulators: `FirstBody` (the anchors and the kernel rows between the
-first two of them) and `DeviceSpans` (each inference's device time). Only the first
+else sorted (`_read_trace`). It feeds two accumulators: `FirstBody` (the anchors and the
+kernel rows between the first two of them) and `DeviceSpans` (each inference's device
+time). Only the first
 body's kernel rows ever ask pva for their facts, unless a `step_sink` (the step tables
 of `--csv`) is given: it sees every row of the same pass, with the facts and whether the
 row is in the first body.
