@@ -94,7 +94,7 @@ def stage_chart_svg(comparison: Comparison) -> str:
     def y(value) -> float:
         return bottom - plot_height * value / top_value
 
-    out = []
+    out: List[str] = []
     add = out.append
     add('<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" '
         'viewBox="0 0 {0} {1}" {2} font-size="12">'.format(width, height, FONT))

@@ -15,7 +15,7 @@ import os
 import re
 import sqlite3
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from .errors import one_line, shown_path
 from .profile import REQUIRED_COLUMNS, SQL_ERRORS, Profile
@@ -193,7 +193,7 @@ def report_facts(pva, path: Path) -> dict:
     pva reads lazily, so each attribute is asked for on its own: one it cannot give is
     null and the reason is kept, and the others are still reported.
     """
-    facts = {"opened": False, "poplar_version": None, "format_version": None,
+    facts: Dict[str, Any] = {"opened": False, "poplar_version": None, "format_version": None,
              "unstable_format": None, "errors": []}
     try:
         report = pva.openReport(str(path))

@@ -10,6 +10,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Optional, Tuple
 from urllib.parse import quote
 
 from .errors import ProfileError
@@ -445,12 +446,14 @@ class Profile:
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc
 
-    def names(self):
+    def names(self) -> Tuple[dict, dict]:
         """({program id: name}, {compute set id: name}), for joining to the step rows.
         A NULL id names nothing (as in SQL, where it joins no row)."""
         try:
-            return tuple({key: name for key, name in self.db.execute(sql) if key is not None}
-                         for sql in (_PROGRAM_NAMES, _COMPUTE_SET_NAMES))
+            programs, compute_sets = (
+                {key: name for key, name in self.db.execute(sql) if key is not None}
+                for sql in (_PROGRAM_NAMES, _COMPUTE_SET_NAMES))
+            return programs, compute_sets
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc
 
@@ -501,13 +504,14 @@ class TableScans:
 
     def __init__(self, profile: Profile):
         self._profile = profile
-        self._twin = None  # its connection is made, used and closed in the thread
+        # its connection is made, used and closed in the thread
+        self._twin: Optional[Profile] = None
         self._lock = threading.Lock()  # held to open or close the twin, and to interrupt it
         self._stop = False
         self._checked = threading.Event()
-        self._check_error = None
-        self._error = None
-        self._result = None
+        self._check_error: Optional[BaseException] = None
+        self._error: Optional[BaseException] = None
+        self._result: Optional[Tuple[dict, dict]] = None
         self._thread = threading.Thread(target=self._run, name="extractor-table-scans",
                                         daemon=True)
         self._thread.start()

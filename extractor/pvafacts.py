@@ -36,7 +36,7 @@ class PvaFacts:
         except Exception as exc:  # pva's C++ core raises its own exception types
             raise ProfileError(path, "PopVision could not open the report: {}".format(exc)) from exc
         self._programs = None  # [(id, is an exchange, program)], in pva's order
-        self._by_id = None  # program id -> (is an exchange, program)
+        self._by_id: dict = {}  # program id -> (is an exchange, program), by programs()
         self._code_bytes = {}  # program id: (max, mean) of its codeBytesByTile
         self._vertices = {}  # compute set id: "; "-joined vertex type names
 

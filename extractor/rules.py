@@ -7,7 +7,7 @@ whole when it is loaded, so a typo is reported before any profile is read.
 import re
 import sys
 from pathlib import Path
-from typing import NamedTuple, Pattern, Tuple
+from typing import NamedTuple, NoReturn, Pattern, Tuple
 
 from .errors import RulesError
 from .files import NotRegular, read_regular
@@ -85,7 +85,7 @@ def load_rules(path=None) -> StageRules:
 def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> StageRules:
     """Check the TOML document `data` and compile its patterns."""
 
-    def fail(problem):
+    def fail(problem: str) -> NoReturn:
         raise RulesError(source, problem)
 
     def text(value, where) -> str:

@@ -17,7 +17,7 @@ for every row).
 """
 
 from pathlib import Path
-from typing import List, NamedTuple, Optional
+from typing import List, NamedTuple, Optional, Union
 
 from .profile import Profile, TableScans
 from .pvafacts import NoPvaFacts, PvaFacts, import_pva
@@ -70,11 +70,11 @@ class DeviceSpans:
 
     def __init__(self, rules: StageRules):
         self.rules = rules
-        self.spans = []
-        self.warnings = []
+        self.spans: List[dict] = []
+        self.warnings: List[str] = []
         self.saw_input = False
-        self._open = []  # input-delivered steps still waiting for output
-        self._segments = []  # [min start, max end] of device rows since each opening
+        self._open: List[int] = []  # input-delivered steps still waiting for output
+        self._segments: List[list] = []  # [min start, max end] of device rows since each opening
 
     def fold(self, low, high) -> None:
         """Device rows seen since the last marker row, as their min start and max end:
@@ -245,6 +245,7 @@ def _summarize(path: Path, rules: StageRules, pva, use_pva: bool,
 def _pass(profile: Profile, scans: TableScans, path: Path, rules: StageRules, pva,
           use_pva: bool, profile_label: Optional[str], step_sink):
     """The summary and its warnings: the step pass here, the table scans beside it."""
+    facts: Union[NoPvaFacts, PvaFacts]
     if not use_pva:
         facts = NoPvaFacts()
     else:
