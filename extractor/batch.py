@@ -20,7 +20,7 @@ import time
 from collections import deque
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import List, NamedTuple, Optional
+from typing import Deque, Dict, List, NamedTuple, Optional, Union
 
 from . import __version__
 from .discover import BatchItem
@@ -56,13 +56,14 @@ class RunOptions(NamedTuple):
 
 
 class Shard(NamedTuple):
-    """Shard `number` (1-based) of `count`: every count-th profile of the sorted list."""
+    """Shard `number` (1-based) of `total`: every total-th profile of the sorted list.
+    (Not `count`: a field of that name hides tuple.count.)"""
 
     number: int
-    count: int
+    total: int
 
     def take(self, items: list) -> list:
-        return items[self.number - 1::self.count]
+        return items[self.number - 1::self.total]
 
 
 def parse_shard(text: str, environ=os.environ) -> Shard:
@@ -133,7 +134,7 @@ def _input_facts(profile: Path) -> dict:
 
 def headline(summary: dict) -> dict:
     """The numbers an index line carries: spans, QKV count, cycles per first-body stage."""
-    stage_cycles = {}
+    stage_cycles: Dict[str, int] = {}
     for kernel in summary["kernels"]:
         cycles = kernel["cycles"] if isinstance(kernel["cycles"], int) else 0
         stage_cycles[kernel["stage"]] = stage_cycles.get(kernel["stage"], 0) + cycles
@@ -270,7 +271,7 @@ def _worker_main(conn, outdir: str, rules, options: RunOptions) -> None:
             return
 
 
-def _answer(conn, entry: dict, item: BatchItem) -> bool:
+def _answer(conn, entry: Union[dict, str], item: BatchItem) -> bool:
     """Send the parent `entry`; one it cannot take (it would not pickle) becomes a failed
     entry of plain text. False when the parent is gone: nobody is left to tell."""
     try:
@@ -281,9 +282,10 @@ def _answer(conn, entry: dict, item: BatchItem) -> bool:
     except Exception as exc:
         reason = "{}: unexpected failure: its index entry could not be sent: {}: {}".format(
             item.profile, type(exc).__name__, one_line(exc))
-    plain = {key: entry.get(key) for key in ("profile", "output", "rules_sha256",
-                                             "tool_version", "pva", "csv", "size",
-                                             "mtime_ns", "finished_at")}
+    fields = entry if isinstance(entry, dict) else {}
+    plain = {key: fields.get(key) for key in ("profile", "output", "rules_sha256",
+                                              "tool_version", "pva", "csv", "size",
+                                              "mtime_ns", "finished_at")}
     plain = {key: value if isinstance(value, (str, int, bool, type(None))) else str(value)
              for key, value in plain.items()}
     plain.update(status=FAILED, reason=reason)
@@ -318,11 +320,12 @@ class _Worker:
         try:
             self.process.start()
         finally:
-            if previous is not None:
+            if block is not None and previous is not None:
                 block(signal.SIG_SETMASK, previous)
         child.close()
-        self.item = None
-        self.deadline = None  # when its profile has taken too long (time.monotonic())
+        self.item: Optional[BatchItem] = None
+        # when its profile has taken too long (time.monotonic())
+        self.deadline: Optional[float] = None
 
     def death(self) -> str:
         self.process.join(5)
@@ -360,7 +363,7 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
     previous = {} if force else known_entries(outdir)
     index = IndexWriter(outdir / index_name(shard))
     counts = {OK: 0, UP_TO_DATE: 0, FAILED: 0}
-    todo = deque()
+    todo: Deque[BatchItem] = deque()
     reporter = reporter or _SilentReporter()
     reporter.start(len(items))
 
@@ -377,7 +380,7 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
     try:
         for item in items:
             earlier = previous.get(item.summary_key)
-            if is_up_to_date(item, outdir, rules, options, earlier):
+            if earlier is not None and is_up_to_date(item, outdir, rules, options, earlier):
                 entry = dict(earlier, status=UP_TO_DATE, finished_at=_now(),
                              summary=item.summary_key)
                 entry.pop("reason", None)
@@ -463,7 +466,7 @@ class _Pool:
         self._outdir, self._rules, self._options = outdir, rules, options
         self._timeout = timeout
         self.idle = [self._start() for _ in range(size)]
-        self.busy = []
+        self.busy: List[_Worker] = []
 
     def dispatch(self, item: BatchItem) -> None:
         worker = self.idle.pop()
@@ -496,13 +499,10 @@ class _Pool:
                 if worker.deadline is None or now < worker.deadline:
                     continue
                 self.busy.remove(worker)  # too long: ended, and its profile failed
-                entries.append(_failed(worker.item, self._outdir, self._rules,
-                                       self._options, "took longer than {:g} s (--timeout): "
-                                       "ended".format(self._timeout)))
+                entries.append(self._failed(worker, "took longer than {:g} s (--timeout): "
+                                            "ended".format(self._timeout)))
                 self._retire(worker, grace=TIMEOUT_GRACE)
-                worker = self._start()
-                worker.item = worker.deadline = None
-                self.idle.append(worker)
+                self.idle.append(self._start())  # a new _Worker has no item, no deadline
                 continue
             try:
                 answer = worker.conn.recv()
@@ -514,13 +514,18 @@ class _Pool:
                 entries.append(answer)
             except Exception:  # dead, or it died mid-answer: EOFError, OSError, a torn pickle
                 self.busy.remove(worker)
-                entries.append(_failed(worker.item, self._outdir, self._rules,
-                                       self._options, worker.death()))
+                entries.append(self._failed(worker, worker.death()))
                 self._retire(worker)
-                worker = self._start()
+                self.idle.append(self._start())
+                continue
             worker.item = worker.deadline = None
             self.idle.append(worker)
         return entries
+
+    def _failed(self, worker: _Worker, reason: str) -> dict:
+        """The failed entry of a busy worker's profile: every busy worker has one."""
+        assert worker.item is not None
+        return _failed(worker.item, self._outdir, self._rules, self._options, reason)
 
     def close(self) -> None:
         for worker in self.idle:

@@ -42,8 +42,8 @@ def nice_ticks(maximum: float, count: int = 6) -> List[int]:
         step = factor * power
         if step >= raw:
             break
-    step = max(1, int(round(step)))
-    top = int(math.ceil(maximum / step)) * step
+    step = max(1, round(step))
+    top = math.ceil(maximum / step) * step
     return list(range(0, top + 1, step))
 
 
@@ -82,7 +82,7 @@ def stage_chart_svg(comparison: Comparison) -> str:
     plot_width = group * max(1, len(rows))
     legend_width = 40 + CHAR_WIDTH * max(len(label) for label in labels)
     legend_x = left + plot_width + 24
-    width = int(math.ceil(legend_x + legend_width + 16))
+    width = math.ceil(legend_x + legend_width + 16)
     top, plot_height = 56, 320
     wrap_width = max(8, int((group - 8) / CHAR_WIDTH))
     stage_lines = [_wrap(row.metric, wrap_width) for row in rows]
@@ -94,7 +94,7 @@ def stage_chart_svg(comparison: Comparison) -> str:
     def y(value) -> float:
         return bottom - plot_height * value / top_value
 
-    out = []
+    out: List[str] = []
     add = out.append
     add('<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" '
         'viewBox="0 0 {0} {1}" {2} font-size="12">'.format(width, height, FONT))

@@ -304,24 +304,24 @@ def _report_errors(action, debug: Optional[bool] = None):
         if debug:
             traceback.print_exc()
         say("error", str(exc))
-        raise typer.Exit(exc.exit_code)
+        raise typer.Exit(exc.exit_code) from None
     except typer.Exit:
         raise
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM or SIGHUP (stopping.Stopped)
         signum = getattr(exc, "signum", None)
         if signum is None:
             say("error", "interrupted")
-            raise typer.Exit(130)
+            raise typer.Exit(130) from None
         from .stopping import stop_message
         say("error", stop_message(signum))
-        raise typer.Exit(128 + signum)
+        raise typer.Exit(128 + signum) from None
     except Exception as exc:  # a bug or an input we did not foresee: still one line
         if debug:
             traceback.print_exc()
         hint = " (run with --debug for the traceback)" if debug is False else ""
         say("error", "unexpected failure: {}: {}{}".format(type(exc).__name__, one_line(exc),
                                                           hint))
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
 
 
 CLOCK_MHZ_RANGE = (0.001, 1e6)

@@ -143,20 +143,20 @@ def read_summary(path) -> dict:
     try:
         raw = path.read_bytes()
     except IsADirectoryError:
-        raise SummaryFileError(path, "is a folder with no summary.json below it")
+        raise SummaryFileError(path, "is a folder with no summary.json below it") from None
     except OSError as exc:
-        raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc))
+        raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc)) from exc
     try:
         data = json.loads(raw.decode("utf-8"), parse_int=_read_int, parse_float=_read_float,
                           parse_constant=_read_constant)
     except UnicodeDecodeError:
-        raise SummaryFileError(path, "not a summary: not UTF-8 text")
+        raise SummaryFileError(path, "not a summary: not UTF-8 text") from None
     except _BadNumber as exc:
-        raise SummaryFileError(path, "not a summary: {}".format(exc))
+        raise SummaryFileError(path, "not a summary: {}".format(exc)) from exc
     except ValueError as exc:
-        raise SummaryFileError(path, "not a summary: not JSON ({})".format(exc))
+        raise SummaryFileError(path, "not a summary: not JSON ({})".format(exc)) from exc
     except RecursionError:
-        raise SummaryFileError(path, "not a summary: JSON nested too deeply")
+        raise SummaryFileError(path, "not a summary: JSON nested too deeply") from None
     return _check_summary(data, path)
 
 
@@ -176,8 +176,8 @@ def _find(argument: Path) -> List[_Found]:
     if not argument.is_dir():
         if not argument.exists():
             raise SummaryFileError(argument, "no such file or folder")
-        folder = Path(os.path.abspath(str(argument))).parent
-        return [_Found(argument, _parts(folder), 1)]
+        parent = Path(os.path.abspath(str(argument))).parent
+        return [_Found(argument, _parts(parent), 1)]
     found = []
     top = Path(os.path.abspath(str(argument)))
     for folder, subfolders, files in os.walk(str(argument)):
@@ -204,7 +204,7 @@ def _default_labels(found: Sequence[_Found]) -> List[str]:
 
     while True:
         labels = [label(i) for i in range(len(found))]
-        groups = {}
+        groups: Dict[str, List[int]] = {}
         for index, text in enumerate(labels):
             groups.setdefault(text, []).append(index)
         grew = False
@@ -220,7 +220,7 @@ def _default_labels(found: Sequence[_Found]) -> List[str]:
         if not grew:
             break
     # The same folder twice (or one file given twice): number the repeats.
-    seen = {}
+    seen: Dict[str, int] = {}
     for index, text in enumerate(labels):
         seen[text] = seen.get(text, 0) + 1
         if seen[text] > 1:
@@ -314,7 +314,7 @@ def _with_change(section, metric, unit, values) -> Row:
 
 
 def _stage_cycles(summary: dict) -> Dict[str, int]:
-    cycles = {}
+    cycles: Dict[str, int] = {}
     for kernel in summary["kernels"]:
         cycles[kernel["stage"]] = cycles.get(kernel["stage"], 0) + kernel["cycles"]
     return cycles
@@ -331,7 +331,8 @@ def _ordered_union(sequences) -> list:
 
 
 def _exchange_keys(summary: dict) -> Dict[Tuple[str, int], ExchangeCell]:
-    keyed, counts = {}, {}
+    keyed: Dict[Tuple[str, int], ExchangeCell] = {}
+    counts: Dict[str, int] = {}
     for exchange in summary["attention_exchanges"] or ():
         key = mask_ids(exchange["name"])
         counts[key] = counts.get(key, 0) + 1
@@ -526,4 +527,4 @@ def to_json(comparison: Comparison) -> str:
         # are checked to be finite), so that no future path can write them.
         return json.dumps(to_json_data(comparison), indent=2, allow_nan=False) + "\n"
     except ValueError as exc:
-        raise ValueError("refusing to write a non-finite number in JSON ({})".format(exc))
+        raise ValueError("refusing to write a non-finite number in JSON ({})".format(exc)) from exc

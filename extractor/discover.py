@@ -17,7 +17,7 @@ operation; labels and notes show them with `shown_path` (such bytes as `\\xNN`).
 import os
 import re
 from pathlib import Path, PurePosixPath
-from typing import List, NamedTuple
+from typing import Dict, List, NamedTuple, Tuple
 
 from .errors import ExtractorError, shown_path
 
@@ -87,7 +87,9 @@ def discover(paths, several=None) -> Discovery:
     paths = [Path(p) for p in paths]
     several = len(paths) > 1 if several is None else several
     prefixes = _argument_names(paths) if several else [""] * len(paths)
-    items, notes, arguments = [], [], []
+    items: List[BatchItem] = []
+    notes: List[str] = []
+    arguments: List[Path] = []
     for path, prefix in zip(paths, prefixes):
         if path.is_dir():
             _walk(path, prefix, items, notes)
@@ -121,7 +123,7 @@ def _argument_names(paths) -> List[str]:
         return "/".join(folders[index][-width[index]:]) or "root"
 
     while True:
-        groups = {}
+        groups: Dict[str, List[int]] = {}
         for index in range(len(paths)):
             groups.setdefault(name(index), []).append(index)
         grew = False
@@ -140,7 +142,7 @@ def _refuse_a_profile_twice(items, arguments) -> None:
     """Overlapping or repeated arguments (`runs` and `runs/a`, one folder twice, a link
     to another argument's profile) would extract a profile twice, to two outputs that
     then disagree on its `profile` value: refused, naming both ways to it."""
-    seen = {}
+    seen: Dict[Tuple[int, int], Tuple[BatchItem, Path]] = {}
     for item, argument in zip(items, arguments):
         try:
             stat = os.stat(str(item.profile))
@@ -159,7 +161,7 @@ def _refuse_a_profile_twice(items, arguments) -> None:
 def _refuse_shared_outputs(items) -> None:
     """Two profiles whose summaries would land in one place (or on one index line):
     refused rather than one overwriting the other."""
-    seen = {}
+    seen: Dict[str, BatchItem] = {}
     for item in items:
         first = seen.setdefault(item.summary_key, item)
         if first is not item and first.label == item.label:  # `a\xff`, byte or text
@@ -195,7 +197,8 @@ def _walk(top: Path, prefix: str, items: list, notes: list) -> None:
             continue
         identity = (stat.st_dev, stat.st_ino)
         if identity in seen:
-            notes.append("{}: already searched through a symbolic link (a loop or a second link to it): passed over".format(shown_path(folder)))
+            notes.append("{}: already searched through a symbolic link (a loop or a second "
+                         "link to it): passed over".format(shown_path(folder)))
             subfolders[:] = []
             continue
         seen.add(identity)

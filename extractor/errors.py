@@ -15,7 +15,7 @@ def shown_path(path) -> str:
         return os.fspath(path).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def one_line(text: str) -> str:
+def one_line(text: object) -> str:
     """Fold any message (SQLite's, pva's) into a single line of printable text (the
     paths in it as `shown_path` shows them)."""
     return re.sub(r"\s+", " ", shown_path(str(text))).strip()

@@ -16,6 +16,7 @@ import hashlib
 import os
 import stat
 from pathlib import Path, PurePath
+from typing import Optional
 
 import orjson
 
@@ -83,7 +84,8 @@ def latest_by_output(entries, outdir: Path) -> dict:
     """(0, summary key) -> the latest entry for that summary (by finish time, then by
     order); an old line that names no summary in OUTDIR (`entry_key` None) is kept as
     (1, profile label), unless a line with a key has the same profile."""
-    latest, unplaced = {}, {}
+    latest: dict = {}
+    unplaced: dict = {}
     for entry in entries:
         key = entry_key(entry, outdir)
         into, key = (latest, (0, key)) if key is not None else (unplaced, (1, entry["profile"]))
@@ -122,9 +124,9 @@ class IndexWriter:
         try:
             self._cut_torn_tail()
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-            self._fd = os.open(str(path), flags, 0o666)
+            self._fd: Optional[int] = os.open(str(path), flags, 0o666)
         except OSError as exc:  # a read-only OUTDIR
-            raise OutputError(path, "cannot write: {}".format(exc.strerror or exc))
+            raise OutputError(path, "cannot write: {}".format(exc.strerror or exc)) from exc
 
     def _cut_torn_tail(self) -> None:
         try:
@@ -137,6 +139,8 @@ class IndexWriter:
 
     def append(self, entry: dict) -> None:
         line = _line(entry)
+        if self._fd is None:
+            raise ValueError("append to a closed index: {}".format(self.path))
         try:
             written = os.write(self._fd, line)
             if written != len(line):  # only on a full disk or similar: never leave it torn
@@ -144,7 +148,7 @@ class IndexWriter:
                 raise OSError("short write")
             os.fsync(self._fd)
         except OSError as exc:  # a batch that cannot record its progress stops here
-            raise OutputError(self.path, "cannot write: {}".format(exc.strerror or exc))
+            raise OutputError(self.path, "cannot write: {}".format(exc.strerror or exc)) from exc
 
     def close(self) -> None:
         if self._fd is not None:
@@ -195,9 +199,9 @@ def lock_index(path: Path) -> int:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise OutputError(lock_path, "is a symbolic link: the index's lock file is "
-                              "never opened through one (remove it)")
+                              "never opened through one (remove it)") from None
         raise OutputError(lock_path, "cannot open the index's lock file: {}".format(
-            exc.strerror or exc))
+            exc.strerror or exc)) from exc
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OutputError(lock_path, "is not a regular file: it cannot lock the index "
@@ -208,9 +212,9 @@ def lock_index(path: Path) -> int:
             if exc.errno in (errno.EAGAIN, errno.EACCES):
                 raise OutputError(path, "another extract (a batch or a merge) is writing "
                                   "this index now: run this one when it has finished, or "
-                                  "into another folder")
+                                  "into another folder") from None
             raise OutputError(lock_path, "cannot lock the index: {}".format(
-                exc.strerror or exc))
+                exc.strerror or exc)) from exc
     except BaseException:
         os.close(fd)
         raise

@@ -15,7 +15,7 @@ import os
 import re
 import sqlite3
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from .errors import one_line, shown_path
 from .profile import REQUIRED_COLUMNS, SQL_ERRORS, Profile
@@ -51,7 +51,7 @@ def inspect_profile(path, exact: bool = False, use_pva: bool = True) -> dict:
         try:
             answer = _sql_facts(profile.db, path, exact)
         except SQL_ERRORS as exc:  # a damaged schema can make SQLite's message not UTF-8
-            raise profile.error(exc)
+            raise profile.error(exc) from exc
     answer["pva"], pva = pva_status() if use_pva else (_pva_not_asked(), None)
     answer["report"] = report_facts(pva, path) if pva is not None else None
     return answer
@@ -124,10 +124,10 @@ def _row_count(db, name, sql, columns, stat1, exact):
     alias = None if _WITHOUT_ROWID.search(sql) else _rowid_alias(columns)
     if alias is not None:
         # min() and max() of the rowid each descend the b-tree once.
-        low = db.execute("SELECT min({0}) FROM {1}".format(alias, table)).fetchone()[0]
+        low = db.execute("SELECT min({}) FROM {}".format(alias, table)).fetchone()[0]
         if low is None:
             return 0, COUNTED
-        high = db.execute("SELECT max({0}) FROM {1}".format(alias, table)).fetchone()[0]
+        high = db.execute("SELECT max({}) FROM {}".format(alias, table)).fetchone()[0]
         span = high - low + 1
         if span <= EXACT_COUNT_LIMIT:
             return count()
@@ -193,7 +193,7 @@ def report_facts(pva, path: Path) -> dict:
     pva reads lazily, so each attribute is asked for on its own: one it cannot give is
     null and the reason is kept, and the others are still reported.
     """
-    facts = {"opened": False, "poplar_version": None, "format_version": None,
+    facts: Dict[str, Any] = {"opened": False, "poplar_version": None, "format_version": None,
              "unstable_format": None, "errors": []}
     try:
         report = pva.openReport(str(path))

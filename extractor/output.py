@@ -47,7 +47,7 @@ def atomic_file(path, strict: bool = False):
         tmp = None
         _fsync_folder(target.parent)
     except OSError as exc:
-        raise OutputError(path, "cannot write: {}".format(exc.strerror or exc))
+        raise OutputError(path, "cannot write: {}".format(exc.strerror or exc)) from exc
     finally:
         if tmp is not None:
             try:
@@ -91,7 +91,7 @@ def atomic_files(paths, strict: bool = False):
         for folder in sorted({str(target.parent) for target in targets}):
             _fsync_folder(Path(folder))
     except OSError as exc:
-        raise OutputError(current, "cannot write: {}".format(exc.strerror or exc))
+        raise OutputError(current, "cannot write: {}".format(exc.strerror or exc)) from exc
     finally:
         for handle in handles:
             try:
@@ -129,7 +129,7 @@ def _replace_together(paths, targets, temps) -> None:
             except OSError:
                 pass
         if isinstance(exc, OSError):
-            raise OutputError(path, "cannot write: {}".format(exc.strerror or exc))
+            raise OutputError(path, "cannot write: {}".format(exc.strerror or exc)) from exc
         raise
     finally:
         for backup in backups.values():
@@ -212,7 +212,7 @@ def _make_parent(path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise OutputError(path, "cannot write: a part of {} is a file, not a folder"
-                          .format(path.parent))
+                          .format(path.parent)) from None
 
 
 def make_folder(folder) -> None:
@@ -222,10 +222,10 @@ def make_folder(folder) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise OutputError(folder, "cannot make the output folder: a part of it is a file, "
-                          "not a folder")
+                          "not a folder") from None
     except OSError as exc:
         raise OutputError(folder, "cannot make the output folder: {}".format(
-            exc.strerror or exc))
+            exc.strerror or exc)) from exc
 
 
 @contextlib.contextmanager
@@ -237,7 +237,7 @@ def _open_direct(path: Path):
     except OSError as exc:
         if exc.errno == errno.ENXIO:
             raise OutputError(path, "is a FIFO (named pipe) that nobody is reading: "
-                              "start its reader first")
+                              "start its reader first") from None
         raise
     try:
         mode = os.fstat(fd).st_mode
@@ -325,7 +325,7 @@ def write_output(target, data: bytes) -> None:
             sys.stdout.buffer.flush()
         except OSError as exc:
             _discard_stdout()
-            raise OutputError("<stdout>", "cannot write: {}".format(exc.strerror or exc))
+            raise OutputError("<stdout>", "cannot write: {}".format(exc.strerror or exc)) from exc
     else:
         write_atomic(target, data)
 

@@ -9,6 +9,7 @@ import itertools
 import os
 import sqlite3
 from pathlib import Path
+from typing import Tuple
 from urllib.parse import quote
 
 from .errors import ProfileError
@@ -160,7 +161,7 @@ class Profile:
             db.text_factory = _lenient_text
             return db
         except SQL_ERRORS as exc:
-            raise self.error(exc)
+            raise self.error(exc) from exc
 
     def __enter__(self):
         return self
@@ -207,12 +208,13 @@ class Profile:
             mode = os.stat(str(self.path)).st_mode
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise ProfileError(self.path, "symbolic link loop")
+                raise ProfileError(self.path, "symbolic link loop") from None
             if exc.errno == errno.ENOENT:
                 problem = ("broken symbolic link" if os.path.islink(str(self.path))
                            else "no such file")
-                raise ProfileError(self.path, problem)
-            raise ProfileError(self.path, "cannot reach it: {}".format(exc.strerror or exc))
+                raise ProfileError(self.path, problem) from None
+            raise ProfileError(self.path, "cannot reach it: {}".format(
+                exc.strerror or exc)) from exc
         if self.path.is_dir():
             raise ProfileError(self.path, "is a directory, not a profile")
         if not_regular(mode) is not None:  # a FIFO or a device: never opened to read
@@ -230,11 +232,11 @@ class Profile:
                 header = handle.read(100)
                 size = os.fstat(handle.fileno()).st_size
         except NotRegular as exc:
-            raise ProfileError(self.path, str(exc))
+            raise ProfileError(self.path, str(exc)) from exc
         except OSError as exc:
             if exc.errno in (errno.EACCES, errno.EPERM):
-                raise ProfileError(self.path, "permission denied")
-            raise ProfileError(self.path, "cannot read: {}".format(exc.strerror or exc))
+                raise ProfileError(self.path, "permission denied") from None
+            raise ProfileError(self.path, "cannot read: {}".format(exc.strerror or exc)) from exc
         if not strict:
             wal = len(header) >= 20 and header[18] == 2 and header[19] == 2
             if wal:
@@ -299,7 +301,7 @@ class Profile:
                 self._check_unique("steps", "id")
                 self._check_whole("steps", "id")
         except SQL_ERRORS as exc:
-            raise self.error(exc)
+            raise self.error(exc) from exc
 
     def _check_stored(self, table: str) -> None:
         """A table the spec requires must be a stored table. A view is a query run at
@@ -323,7 +325,7 @@ class Profile:
             if self.db.execute(_MAYBE_NOT_NUMBERS).fetchone() is not None:
                 self._not_number()
         except SQL_ERRORS as exc:
-            raise self.error(exc)
+            raise self.error(exc) from exc
 
     def _check_unique(self, table: str, column: str) -> None:
         """A key the spec joins on must name one row: a repeat would repeat step rows."""
@@ -410,9 +412,9 @@ class Profile:
                 self.db.text_factory = _lenient_text
         except sqlite3.OperationalError as exc:
             if "decode to UTF-8" not in str(exc):
-                raise self.error(exc)
+                raise self.error(exc) from exc
         except SQL_ERRORS as exc:
-            raise self.error(exc)
+            raise self.error(exc) from exc
         try:
             cursor = self.db.execute(sql)
             for _ in itertools.islice(cursor, done):
@@ -423,22 +425,24 @@ class Profile:
                     return
                 yield batch
         except SQL_ERRORS as exc:
-            raise self.error(exc)
+            raise self.error(exc) from exc
 
-    def names(self):
+    def names(self) -> Tuple[dict, dict]:
         """({program id: name}, {compute set id: name}), for joining to the step rows.
         A NULL id names nothing (as in SQL, where it joins no row)."""
         try:
-            return tuple({key: name for key, name in self.db.execute(sql) if key is not None}
-                         for sql in (_PROGRAM_NAMES, _COMPUTE_SET_NAMES))
+            programs, compute_sets = (
+                {key: name for key, name in self.db.execute(sql) if key is not None}
+                for sql in (_PROGRAM_NAMES, _COMPUTE_SET_NAMES))
+            return programs, compute_sets
         except SQL_ERRORS as exc:
-            raise self.error(exc)
+            raise self.error(exc) from exc
 
     def exchange_memory_per_tile(self) -> dict:
         try:
             ids = [row[0] for row in self.db.execute(_CATEGORY_IDS, (EXCHANGE_CODE_CATEGORY,))]
         except SQL_ERRORS as exc:
-            raise self.error(exc)
+            raise self.error(exc) from exc
         if not ids:  # no such category: no row can be of it
             return dict(_NO_ROWS)
         test = "= ?" if len(ids) == 1 else "IN ({})".format(", ".join("?" * len(ids)))
@@ -465,4 +469,4 @@ class Profile:
         try:
             return self.db.execute(sql, parameters).fetchone()
         except SQL_ERRORS as exc:
-            raise self.error(exc)
+            raise self.error(exc) from exc

@@ -41,9 +41,6 @@ class QuietReporter:
         if entry["status"] == FAILED:
             self.print(_error_line(entry))
 
-    def note(self, line: str) -> None:
-        pass
-
     def close(self) -> None:
         pass
 
@@ -61,9 +58,6 @@ class PlainReporter(QuietReporter):
         arrow = "->" if entry["status"] == OK else "=="
         self.print("[{}/{}] {}: {} {} {}".format(self.done, self.total, entry["status"],
                                                  entry["profile"], arrow, entry["output"]))
-
-    def note(self, line: str) -> None:
-        self.print(line)
 
 
 class RichReporter(PlainReporter):

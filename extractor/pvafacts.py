@@ -20,7 +20,7 @@ def import_pva():
     try:
         import pva
     except ImportError as exc:
-        raise PvaMissingError("pva", "{} ({})".format(ENABLE_HINT, exc))
+        raise PvaMissingError("pva", "{} ({})".format(ENABLE_HINT, exc)) from exc
     return pva
 
 
@@ -34,9 +34,9 @@ class PvaFacts:
             self._compilation = report.compilation
             self._exchange_type = pva.Program.Type.DoExchange
         except Exception as exc:  # pva's C++ core raises its own exception types
-            raise ProfileError(path, "PopVision could not open the report: {}".format(exc))
+            raise ProfileError(path, "PopVision could not open the report: {}".format(exc)) from exc
         self._programs = None  # [(id, is an exchange, program)], in pva's order
-        self._by_id = None  # program id -> (is an exchange, program)
+        self._by_id: dict = {}  # program id -> (is an exchange, program), by programs()
         self._code_bytes = {}  # program id: (max, mean) of its codeBytesByTile
         self._vertices = {}  # compute set id: "; "-joined vertex type names
 
@@ -51,7 +51,7 @@ class PvaFacts:
                 self._programs = [(program._id, program.type == self._exchange_type, program)
                                   for program in self._compilation.programs]
             except Exception as exc:
-                raise self._fail("the programs", exc)
+                raise self._fail("the programs", exc) from exc
             self._by_id = {entry[0]: entry[1:] for entry in self._programs}
         return self._programs
 
@@ -62,12 +62,12 @@ class PvaFacts:
             try:
                 per_tile = list(program.codeBytesByTile)
             except Exception as exc:
-                raise self._fail("the code bytes of program {}".format(program_id), exc)
+                raise self._fail("the code bytes of program {}".format(program_id), exc) from exc
             try:
                 cached = ((max(per_tile), sum(per_tile) / len(per_tile)) if per_tile
                           else (0, 0.0))
             except (TypeError, ValueError, OverflowError) as exc:
-                raise self._fail("the code bytes of program {}".format(program_id), exc)
+                raise self._fail("the code bytes of program {}".format(program_id), exc) from exc
             self._code_bytes[program_id] = cached
         return cached
 
@@ -98,9 +98,9 @@ class PvaFacts:
                 names = "; ".join(vertex.type.name for vertex in vertices)
             except (IndexError, KeyError, TypeError):
                 raise ProfileError(self.path, "compute set {!r} of the trace is not in "
-                                   "PopVision's report".format(compute_set))
+                                   "PopVision's report".format(compute_set)) from None
             except Exception as exc:
-                raise self._fail("the vertices of compute set {}".format(compute_set), exc)
+                raise self._fail("the vertices of compute set {}".format(compute_set), exc) from exc
             self._vertices[compute_set] = names
         return names
 
@@ -113,7 +113,7 @@ class PvaFacts:
             try:
                 name = program.name
             except Exception as exc:
-                raise self._fail("the name of program {}".format(program_id), exc)
+                raise self._fail("the name of program {}".format(program_id), exc) from exc
             if selector.search(name):
                 maximum, mean = self.code_bytes(program_id, program)
                 found.append({"name": name, "maximum": maximum, "mean": mean})

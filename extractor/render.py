@@ -11,6 +11,7 @@ handed to orjson as pre-rendered `orjson.Fragment`s:
 - integers outside 64 bits, which orjson refuses.
 """
 
+import math
 import re
 
 import orjson
@@ -52,7 +53,7 @@ def _as_orjson(value):
 
 
 def _float_text(value: float) -> str:
-    if value != value:
+    if math.isnan(value):
         return "NaN"
     if value in (float("inf"), float("-inf")):
         return "Infinity" if value > 0 else "-Infinity"

@@ -7,7 +7,7 @@ whole when it is loaded, so a typo is reported before any profile is read.
 import re
 import sys
 from pathlib import Path
-from typing import NamedTuple, Pattern, Tuple
+from typing import NamedTuple, NoReturn, Pattern, Tuple
 
 from .errors import RulesError
 from .files import NotRegular, read_regular
@@ -67,25 +67,25 @@ def load_rules(path=None) -> StageRules:
     try:
         raw = read_regular(path)  # a FIFO or a device is refused, never waited on
     except NotRegular as exc:
-        raise RulesError(path, str(exc))
+        raise RulesError(path, str(exc)) from exc
     except OSError as exc:
-        raise RulesError(path, "cannot read: {}".format(exc.strerror or exc))
+        raise RulesError(path, "cannot read: {}".format(exc.strerror or exc)) from exc
     try:
         # utf-8-sig: a byte-order mark (some Windows editors write one) is not TOML text.
         data = tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
-        raise RulesError(path, "not UTF-8 text: {}".format(exc))
+        raise RulesError(path, "not UTF-8 text: {}".format(exc)) from exc
     except tomllib.TOMLDecodeError as exc:
-        raise RulesError(path, "not valid TOML: {}".format(exc))
+        raise RulesError(path, "not valid TOML: {}".format(exc)) from exc
     except RecursionError:  # the TOML parser recurses once per nested array or table
-        raise RulesError(path, "not valid TOML: arrays or tables nested too deeply")
+        raise RulesError(path, "not valid TOML: arrays or tables nested too deeply") from None
     return parse_rules(data, source=str(path), content=raw)
 
 
 def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> StageRules:
     """Check the TOML document `data` and compile its patterns."""
 
-    def fail(problem):
+    def fail(problem: str) -> NoReturn:
         raise RulesError(source, problem)
 
     def text(value, where) -> str:
@@ -137,7 +137,8 @@ def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> St
         fail("missing table [selectors] ({})".format(", ".join(SELECTORS)))
     extra = sorted(set(selectors) - set(SELECTORS))
     if extra:
-        fail("[selectors]: unknown selector {!r} (known: {})".format(extra[0], ", ".join(SELECTORS)))
+        fail("[selectors]: unknown selector {!r} (known: {})".format(
+            extra[0], ", ".join(SELECTORS)))
     compiled = {}
     for key in SELECTORS:
         if key not in selectors:

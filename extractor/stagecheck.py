@@ -7,7 +7,7 @@ each selector, what it found. Only SQL is read: pva is never asked.
 """
 
 from pathlib import Path
-from typing import List
+from typing import Dict, List
 
 from .errors import shown_path
 from .profile import Profile
@@ -23,8 +23,8 @@ SELECTOR_NOTES = {
     "attention_exchange": ("DoExchange step rows (the summary: pva's exchange programs)",
                            "attention_exchanges will likely be empty"),
     "input_delivered": ("StreamCopyEnd step rows", "device_spans will be empty"),
-    "output_begins": ("StreamCopyBegin step rows", "no inference ends: device_spans will "
-                      "be empty"),
+    "output_begins": ("StreamCopyBegin step rows", ("no inference ends: device_spans "
+                                                    "will be empty")),
 }
 
 
@@ -54,10 +54,10 @@ def check_stages(path, rules: StageRules, top: int = 10) -> dict:
     """Per stage and per selector, what `rules` match in the profile's step rows."""
     path = Path(path)
     everything = _Tally()
-    stages = {}  # type: Dict[str, _Tally]
-    unmatched = {}  # name: [rows, cycles]
+    stages: Dict[str, _Tally] = {}
+    unmatched: Dict[str, List[int]] = {}  # name: [rows, cycles]
     selectors = {key: _Tally() for key in SELECTORS}
-    exchange_names = {}  # name: does the attention-exchange selector find it
+    exchange_names: Dict[str, bool] = {}  # name: does the attention-exchange selector find it
     with Profile(path) as profile:
         for row in step_rows(profile, rules):
             everything.add(row)

@@ -1,6 +1,6 @@
 """Step rows: the trace joined to names and stages, one row per step and IPU."""
 
-from typing import NamedTuple, Optional
+from typing import Dict, NamedTuple, Optional
 
 from .rules import StageRules
 
@@ -43,7 +43,8 @@ class NameClass:
         self.anchor = kernel and bool(rules.anchor.search(name))
         self.input_delivered = bool(rules.input_delivered.search(name))
         self.output_begins = bool(rules.output_begins.search(name))
-        self._name, self._rules, self._stage = name, rules, None
+        self._name, self._rules = name, rules
+        self._stage: Optional[str] = None
 
     @property
     def stage(self) -> str:
@@ -97,7 +98,7 @@ class NameClassifier:
 
     def __init__(self, rules: StageRules):
         self.rules = rules
-        self._seen = {}
+        self._seen: Dict[str, NameClass] = {}
 
     def __call__(self, name: str) -> NameClass:
         classes = self._seen.get(name)
@@ -155,7 +156,7 @@ class PairTable:
     subscripted through a slower generic slot (BENCHMARKS.md has the figures)."""
 
     def __init__(self, names: StepNames, all_true: bool, test):
-        self.rows = {}
+        self.rows: Dict[int, Dict[int, bool]] = {}
         self._names = names
         self._all = all_true
         self._test = test
@@ -175,6 +176,7 @@ def make_step_row(raw, named: NamedStep) -> StepRow:
 
 def step_rows(profile, rules: StageRules):
     """Every step row of the profile, in step order, with its stage; streamed."""
-    names = StepNames(*profile.names(), rules)
+    programs, compute_sets = profile.names()
+    names = StepNames(programs, compute_sets, rules)
     for raw in profile.step_rows():
         yield make_step_row(raw, names[raw[6], raw[7]])

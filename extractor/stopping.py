@@ -103,7 +103,8 @@ def fork_with_deadline(seconds: float):
         raise_on_stop_signals()
         return None
     os.close(write_end)
-    received, waiting = [], []
+    received: list = []
+    waiting: list = []
 
     def handle(signum, frame):
         if not received:

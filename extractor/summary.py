@@ -2,8 +2,9 @@
 rows, then the two aggregate queries.
 
 The pass reads the rows as stored when that is step order, checking it as it goes, and
-else sorted (`_read_trace`). It feeds two accumulators: `FirstBody` (the anchors and the kernel rows between the
-first two of them) and `DeviceSpans` (each inference's device time). Only the first
+else sorted (`_read_trace`). It feeds two accumulators: `FirstBody` (the anchors and the
+kernel rows between the first two of them) and `DeviceSpans` (each inference's device
+time). Only the first
 body's kernel rows ever ask pva for their facts, unless a `step_sink` (the step tables
 of `--csv`) is given: it sees every row of the same pass, with the facts and whether the
 row is in the first body.
@@ -15,7 +16,7 @@ for every row).
 """
 
 from pathlib import Path
-from typing import List, NamedTuple, Optional
+from typing import List, NamedTuple, Optional, Union
 
 from .profile import Profile
 from .pvafacts import NoPvaFacts, PvaFacts, import_pva
@@ -68,11 +69,11 @@ class DeviceSpans:
 
     def __init__(self, rules: StageRules):
         self.rules = rules
-        self.spans = []
-        self.warnings = []
+        self.spans: List[dict] = []
+        self.warnings: List[str] = []
         self.saw_input = False
-        self._open = []  # input-delivered steps still waiting for output
-        self._segments = []  # [min start, max end] of device rows since each opening
+        self._open: List[int] = []  # input-delivered steps still waiting for output
+        self._segments: List[list] = []  # [min start, max end] of device rows since each opening
 
     def fold(self, low, high) -> None:
         """Device rows seen since the last marker row, as their min start and max end:
@@ -217,7 +218,7 @@ def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bo
     try:
         return _summarize(path, rules, pva, use_pva, profile_label, step_sink)
     except BadValue as exc:
-        raise ProfileError(path, str(exc))
+        raise ProfileError(path, str(exc)) from exc
 
 
 def _summarize(path: Path, rules: StageRules, pva, use_pva: bool,
@@ -231,6 +232,7 @@ def _summarize(path: Path, rules: StageRules, pva, use_pva: bool,
 def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
           profile_label: Optional[str], step_sink):
     """The summary and its warnings: the step pass, then the aggregates."""
+    facts: Union[NoPvaFacts, PvaFacts]
     if not use_pva:
         facts = NoPvaFacts()
     else:
