@@ -223,11 +223,12 @@ def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, use_pva
                    csv, timeout: float = 0) -> None:
     # Imported here: a single profile does not need the batch machinery (multiprocessing
     # and the rest take a tenth of extract's start-up).
-    from .batch import RunOptions, available_cpus, parse_shard, require_pva, run_batch
+    from .batch.run import RunOptions, available_cpus, require_pva, run_batch
+    from .batch.shards import parse_shard
     options = RunOptions(use_pva=use_pva, csv=csv)
-    from .discover import discover
+    from .batch.discover import discover
     from .output import make_folder
-    from .progress import PlainReporter, QuietReporter, RichReporter
+    from .batch.progress import PlainReporter, QuietReporter, RichReporter
 
     if output is None or output == STDOUT:
         _usage("a batch writes a folder of summaries: give it with -o DIR")
@@ -274,7 +275,7 @@ def merge(
 ):
     """Fold the index files of a batch's shards into OUTDIR/index.jsonl."""
     from .errors import shown_path
-    from .index import INDEX_NAME, lock_index, merge_indexes
+    from .batch.index import INDEX_NAME, lock_index, merge_indexes
 
     if not outdir.is_dir():
         _usage("{}: not a folder".format(outdir))
@@ -357,8 +358,8 @@ def compare_command(
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
 ):
     """Compare recordings: one table, recordings as columns, changes against the first."""
-    from .chart import CHART_SUFFIXES, write_chart
-    from .compare import compare, load_recordings, to_csv, to_json, to_markdown
+    from .compare.chart import CHART_SUFFIXES, write_chart
+    from .compare.comparison import compare, load_recordings, to_csv, to_json, to_markdown
 
     # Beyond these, milliseconds come out absurd, or infinite (1e-320) or zero.
     if clock_mhz is not None and not CLOCK_MHZ_RANGE[0] <= clock_mhz <= CLOCK_MHZ_RANGE[1]:
@@ -414,7 +415,7 @@ def inspect_command(
     no_pva: bool = typer.Option(False, "--no-pva",
                                 help="Do not import PopVision's Python API (pva)."),
 ):
-    from .inspection import inspect_profile, inspect_text
+    from .diagnose.inspection import inspect_profile, inspect_text
 
     answer = _report_errors(lambda: inspect_profile(profile, exact=exact, use_pva=not no_pva))
     _report_errors(lambda: _print(answer, as_json, inspect_text))
@@ -434,7 +435,7 @@ def stages_command(
                             help="How many of the most common unmatched names to list."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON for machines."),
 ):
-    from .stagecheck import check_stages, stages_text
+    from .diagnose.stagecheck import check_stages, stages_text
 
     answer = _report_errors(lambda: check_stages(profile, load_rules(rules_file), top=top))
     _report_errors(lambda: _print(answer, as_json, stages_text))

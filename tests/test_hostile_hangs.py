@@ -488,8 +488,8 @@ def test_an_answer_that_cannot_be_pickled_still_reaches_the_index():
     # worker's guard is checked on its own, over a real pipe: the parent gets a failed
     # entry of plain text, not a worker dead of a PicklingError traceback.
     import multiprocessing
-    from extractor.batch import _answer
-    from extractor.discover import BatchItem
+    from extractor.batch.run import _answer
+    from extractor.batch.discover import BatchItem
 
     parent, child = multiprocessing.Pipe()
     item = BatchItem(Path("in/p/profile.pop"), "in/p/profile.pop", "p")

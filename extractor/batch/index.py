@@ -19,9 +19,9 @@ from pathlib import Path, PurePath
 
 import orjson
 
-from .errors import OutputError
-from .files import read_regular
-from .output import replaceable, write_atomic
+from ..errors import OutputError
+from ..files import read_regular
+from ..output import replaceable, write_atomic
 
 INDEX_NAME = "index.jsonl"
 

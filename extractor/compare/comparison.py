@@ -16,9 +16,9 @@ import re
 from pathlib import Path, PurePath
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from .errors import CompareError, SummaryFileError, shown_path
-from .discover import SUMMARY_NAME
-from .summary import SUMMARY_KEYS
+from ..errors import CompareError, SummaryFileError, shown_path
+from ..batch.discover import SUMMARY_NAME
+from ..summary import SUMMARY_KEYS
 
 
 # The min/avg/max objects of a summary: (key, what the table calls it).
