@@ -329,6 +329,8 @@ CLOCK_MHZ_RANGE = (0.001, 1e6)
 
 
 class CompareFormat(str, Enum):
+    """The names of compare.formats.FORMATS (here: the CLI must not import it to start)."""
+
     markdown = "markdown"
     csv = "csv"
     json = "json"
@@ -359,7 +361,8 @@ def compare_command(
 ):
     """Compare recordings: one table, recordings as columns, changes against the first."""
     from .compare.chart import CHART_SUFFIXES, write_chart
-    from .compare.comparison import compare, load_recordings, to_csv, to_json, to_markdown
+    from .compare.comparison import compare, load_recordings
+    from .compare.formats import FORMATS
 
     # Beyond these, milliseconds come out absurd, or infinite (1e-320) or zero.
     if clock_mhz is not None and not CLOCK_MHZ_RANGE[0] <= clock_mhz <= CLOCK_MHZ_RANGE[1]:
@@ -377,9 +380,7 @@ def compare_command(
             _usage("compare needs two or more recordings; {} gives {}".format(
                 " ".join(str(p) for p in paths), len(recordings)))
         comparison = compare(recordings, clock_mhz)
-        render = {CompareFormat.markdown: to_markdown, CompareFormat.csv: to_csv,
-                  CompareFormat.json: to_json}[output_format]
-        text = render(comparison)
+        text = FORMATS[output_format.value].render(comparison)
         if chart is not None:
             write_chart(chart, comparison)
         # A lone surrogate (a summary may hold one, escaped) is shown as \udXXX.
