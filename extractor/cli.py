@@ -16,9 +16,8 @@ from typer.core import TyperGroup
 from . import __version__
 from .errors import ExtractorError, ProfileError, one_line
 from .output import STDOUT, write_output
-from .render import summary_bytes
+from .pipeline import extract_profile
 from .rules import load_rules
-from .summary import summarize
 
 PROG = "extract"
 
@@ -192,12 +191,14 @@ def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: boo
                     csv: bool = False) -> None:
     if output != STDOUT and _same_file(Path(output), profile):
         _usage("{}: the output would overwrite the profile".format(output))
-    if not csv:
-        extraction = summarize(profile, rules, use_pva=use_pva)
+
+    def warn(extraction) -> None:
         _warn(profile, extraction, quiet)
-        write_output(output, summary_bytes(extraction.summary))
+
+    if not csv:
+        extract_profile(profile, output, rules, use_pva=use_pva, on_extracted=warn)
         return
-    from .steptables import csv_paths, step_tables_with_summary
+    from .steptables import csv_paths
 
     if output == STDOUT:
         _usage("--csv writes steps.csv and first-body.csv beside the summary: give the "
@@ -206,11 +207,7 @@ def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: boo
     for table in tables:
         if _same_file(table, profile) or os.path.abspath(str(table)) == os.path.abspath(output):
             _usage("{}: --csv would write {} over it".format(table, table.name))
-    # The tables come from the summary's own pass; the three files change together.
-    with step_tables_with_summary(output) as (sink, summary):
-        extraction = summarize(profile, rules, use_pva=use_pva, step_sink=sink)
-        _warn(profile, extraction, quiet)
-        summary.write(summary_bytes(extraction.summary))
+    extract_profile(profile, output, rules, use_pva=use_pva, csv=True, on_extracted=warn)
 
 
 def _warn(profile: Path, extraction, quiet: bool) -> None:

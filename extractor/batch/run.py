@@ -1,9 +1,10 @@
 """Many profiles at once: up-to-date checks and a pool of worker processes (shards.py
 says which profiles a shard takes).
 
-The batch adds bookkeeping around `summarize`; a summary's bytes are the same as
-`extract PROFILE -o FILE` would write. Each worker is a long-lived spawned process that
-extracts one profile at a time; one that dies fails its profile only and is replaced.
+The batch adds bookkeeping around `pipeline.extract_profile`, which `extract PROFILE -o
+FILE` runs too: a summary's bytes are the same. Each worker is a long-lived spawned
+process that extracts one profile at a time; one that dies fails its profile only and is
+replaced.
 """
 
 import contextlib
@@ -25,12 +26,11 @@ from typing import List, NamedTuple, Optional
 from .. import __version__
 from ..errors import ExtractorError, PvaMissingError, one_line, shown_path
 from ..files import read_regular
-from ..output import remove_abandoned, write_atomic
+from ..output import remove_abandoned
+from ..pipeline import extract_profile
 from ..pvafacts import ENABLE_HINT
-from ..render import summary_bytes
-from ..steptables import csv_paths, step_tables_with_summary
+from ..steptables import csv_paths
 from ..stopping import STOP_SIGNALS, Stopped
-from ..summary import summarize
 from .discover import BatchItem
 from .index import IndexWriter, index_name, known_entries, lock_index
 from .shards import Shard
@@ -109,18 +109,9 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
     try:
         if not _inside(output, outdir):
             raise ExtractorError(output, "would fall outside the output folder")
-        if options.csv:
-            # The step tables come from the same pass; the three files change together.
-            with step_tables_with_summary(output, strict=True) as (tables, summary):
-                extraction = summarize(item.profile, rules, use_pva=options.use_pva,
-                                       profile_label=item.label, step_sink=tables)
-                data = summary_bytes(extraction.summary)
-                summary.write(data)
-        else:
-            extraction = summarize(item.profile, rules, use_pva=options.use_pva,
-                                   profile_label=item.label)
-            data = summary_bytes(extraction.summary)
-            write_atomic(output, data, strict=True)
+        extraction, data = extract_profile(item.profile, output, rules,
+                                           use_pva=options.use_pva, csv=options.csv,
+                                           strict=True, profile_label=item.label)
     except ExtractorError as exc:
         entry.update(status=FAILED, reason=str(exc))
     except Exception as exc:  # an input nobody foresaw: fail this profile, not the batch
