@@ -3,18 +3,18 @@ step tables from the same pass). The one path both `extract PROFILE` and each wo
 a batch take, so that a summary's bytes never depend on how it was asked for.
 """
 
-from typing import Callable, Optional, Tuple
+from typing import Optional
 
 from .output import write_atomic, write_output
 from .render import summary_bytes
-from .summary import Extraction, summarize
+from .summary import summarize
 
 
 def extract_profile(profile, output, rules, *, use_pva: bool = True, csv: bool = False,
                     strict: bool = False, profile_label: Optional[str] = None,
-                    on_extracted: Optional[Callable[[Extraction], None]] = None
-                    ) -> Tuple[Extraction, bytes]:
-    """Write the summary of `profile` to `output`; return (the extraction, its bytes).
+                    on_extracted=None) -> tuple:
+    """Write the summary of `profile` to `output`; return (the `Extraction`, the summary's
+    bytes).
 
     `output`: a file path, or "-" for standard output (not with `csv` nor `strict`).
     `csv`: steps.csv and first-body.csv beside the summary, the three files changing
