@@ -16,9 +16,8 @@ from typer.core import TyperGroup
 from . import __version__
 from .errors import ExtractorError, ProfileError, one_line
 from .output import STDOUT, write_output
-from .render import summary_bytes
+from .pipeline import extract_profile
 from .rules import load_rules
-from .summary import summarize
 
 PROG = "extract"
 
@@ -113,7 +112,7 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and a "
                                                             "batch's last line)."),
     timeout: float = typer.Option(
-        DEFAULT_TIMEOUT, "--timeout", min=0, metavar="SECONDS",
+        DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS",
         help="End the extraction of a profile that takes longer, as failed (a batch goes "
              "on with the others); 0: no limit."),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
@@ -121,7 +120,9 @@ def run(
     """Extract summaries: one profile to a file, or a batch to a folder (default)."""
 
     def extract():
-        if not timeout < float("inf"):  # nan or inf (min=0 has refused the negative)
+        # Checked here, not with typer's min=0: typer 0.29 lets pydantic word it, and NaN
+        # would get "should be greater than or equal to 0".
+        if not 0 <= timeout < float("inf"):  # negative, nan or inf
             _usage("--timeout {}: give a number of seconds (0: no limit)".format(timeout))
         rules = load_rules(rules_file)
         if len(paths) == 1 and paths[0].is_dir() and paths[0].suffix == ".pop":
@@ -192,12 +193,14 @@ def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: boo
                     csv: bool = False) -> None:
     if output != STDOUT and _same_file(Path(output), profile):
         _usage("{}: the output would overwrite the profile".format(output))
-    if not csv:
-        extraction = summarize(profile, rules, use_pva=use_pva)
+
+    def warn(extraction) -> None:
         _warn(profile, extraction, quiet)
-        write_output(output, summary_bytes(extraction.summary))
+
+    if not csv:
+        extract_profile(profile, output, rules, use_pva=use_pva, on_extracted=warn)
         return
-    from .steptables import csv_paths, step_tables_with_summary
+    from .steptables import csv_paths
 
     if output == STDOUT:
         _usage("--csv writes steps.csv and first-body.csv beside the summary: give the "
@@ -206,11 +209,7 @@ def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: boo
     for table in tables:
         if _same_file(table, profile) or os.path.abspath(str(table)) == os.path.abspath(output):
             _usage("{}: --csv would write {} over it".format(table, table.name))
-    # The tables come from the summary's own pass; the three files change together.
-    with step_tables_with_summary(output) as (sink, summary):
-        extraction = summarize(profile, rules, use_pva=use_pva, step_sink=sink)
-        _warn(profile, extraction, quiet)
-        summary.write(summary_bytes(extraction.summary))
+    extract_profile(profile, output, rules, use_pva=use_pva, csv=True, on_extracted=warn)
 
 
 def _warn(profile: Path, extraction, quiet: bool) -> None:
@@ -223,11 +222,12 @@ def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, use_pva
                    csv, timeout: float = 0) -> None:
     # Imported here: a single profile does not need the batch machinery (multiprocessing
     # and the rest take a tenth of extract's start-up).
-    from .batch import RunOptions, available_cpus, parse_shard, require_pva, run_batch
+    from .batch.run import RunOptions, available_cpus, require_pva, run_batch
+    from .batch.shards import parse_shard
     options = RunOptions(use_pva=use_pva, csv=csv)
-    from .discover import discover
+    from .batch.discover import discover
     from .output import make_folder
-    from .progress import PlainReporter, QuietReporter, RichReporter
+    from .batch.progress import PlainReporter, QuietReporter, RichReporter
 
     if output is None or output == STDOUT:
         _usage("a batch writes a folder of summaries: give it with -o DIR")
@@ -274,7 +274,7 @@ def merge(
 ):
     """Fold the index files of a batch's shards into OUTDIR/index.jsonl."""
     from .errors import shown_path
-    from .index import INDEX_NAME, lock_index, merge_indexes
+    from .batch.index import INDEX_NAME, lock_index, merge_indexes
 
     if not outdir.is_dir():
         _usage("{}: not a folder".format(outdir))
@@ -328,6 +328,8 @@ CLOCK_MHZ_RANGE = (0.001, 1e6)
 
 
 class CompareFormat(str, Enum):
+    """The names of compare.formats.FORMATS (here: the CLI must not import it to start)."""
+
     markdown = "markdown"
     csv = "csv"
     json = "json"
@@ -357,8 +359,9 @@ def compare_command(
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
 ):
     """Compare recordings: one table, recordings as columns, changes against the first."""
-    from .chart import CHART_SUFFIXES, write_chart
-    from .compare import compare, load_recordings, to_csv, to_json, to_markdown
+    from .compare.chart import CHART_SUFFIXES, write_chart
+    from .compare.comparison import compare, load_recordings
+    from .compare.formats import FORMATS
 
     # Beyond these, milliseconds come out absurd, or infinite (1e-320) or zero.
     if clock_mhz is not None and not CLOCK_MHZ_RANGE[0] <= clock_mhz <= CLOCK_MHZ_RANGE[1]:
@@ -376,9 +379,7 @@ def compare_command(
             _usage("compare needs two or more recordings; {} gives {}".format(
                 " ".join(str(p) for p in paths), len(recordings)))
         comparison = compare(recordings, clock_mhz)
-        render = {CompareFormat.markdown: to_markdown, CompareFormat.csv: to_csv,
-                  CompareFormat.json: to_json}[output_format]
-        text = render(comparison)
+        text = FORMATS[output_format.value].render(comparison)
         if chart is not None:
             write_chart(chart, comparison)
         # A lone surrogate (a summary may hold one, escaped) is shown as \udXXX.
@@ -414,7 +415,7 @@ def inspect_command(
     no_pva: bool = typer.Option(False, "--no-pva",
                                 help="Do not import PopVision's Python API (pva)."),
 ):
-    from .inspection import inspect_profile, inspect_text
+    from .diagnose.inspection import inspect_profile, inspect_text
 
     answer = _report_errors(lambda: inspect_profile(profile, exact=exact, use_pva=not no_pva))
     _report_errors(lambda: _print(answer, as_json, inspect_text))
@@ -434,7 +435,7 @@ def stages_command(
                             help="How many of the most common unmatched names to list."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON for machines."),
 ):
-    from .stagecheck import check_stages, stages_text
+    from .diagnose.stagecheck import check_stages, stages_text
 
     answer = _report_errors(lambda: check_stages(profile, load_rules(rules_file), top=top))
     _report_errors(lambda: _print(answer, as_json, stages_text))

@@ -174,7 +174,7 @@ def test_symlink_loop_is_passed_over(tmp_path):
 
 def test_unreadable_folder_is_reported_and_passed_over(tmp_path, monkeypatch):
     # As root, folder permissions are not enforced, so the OS error is simulated.
-    from extractor.discover import discover
+    from extractor.batch.discover import discover
     copy_case(EDGE / "one-anchor", tmp_path / "runs" / "a")
     (tmp_path / "runs" / "secret").mkdir()
     real_scandir = os.scandir

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, GOLDEN, run_extract
-from extractor.compare import mask_ids
+from extractor.compare.comparison import mask_ids
 
 A = GOLDEN / "expected.json"  # the golden recording (the reference summary)
 B = FIXTURES / "vit-f8weight-b" / "expected.json"  # hand-made FP8 variant (see its README)

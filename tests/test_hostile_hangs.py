@@ -202,13 +202,13 @@ def test_timeout_zero_is_no_limit(tmp_path):
         assert result.stdout == expected.stdout
 
 
-@pytest.mark.parametrize("value", ["nan", "inf"])
-def test_a_timeout_that_is_not_a_number_of_seconds_is_a_usage_error(tmp_path, value):
+@pytest.mark.parametrize("value, shown", [("nan", "nan"), ("inf", "inf"), ("-1", "-1.0")])
+def test_a_timeout_that_is_not_a_number_of_seconds_is_a_usage_error(tmp_path, value, shown):
     profile = bad.write_base(tmp_path / "case")
     result = run_extract(profile, "--timeout", value, timeout=ENDS_WITHIN)
     assert result.code == 2, result
     assert result.stderr == "extract: error: --timeout {}: give a number of seconds " \
-                            "(0: no limit)\n".format(value)
+                            "(0: no limit)\n".format(shown)
 
 
 # ---- item 8: SIGTERM and SIGHUP ------------------------------------------------------
@@ -488,8 +488,8 @@ def test_an_answer_that_cannot_be_pickled_still_reaches_the_index():
     # worker's guard is checked on its own, over a real pipe: the parent gets a failed
     # entry of plain text, not a worker dead of a PicklingError traceback.
     import multiprocessing
-    from extractor.batch import _answer
-    from extractor.discover import BatchItem
+    from extractor.batch.run import _answer
+    from extractor.batch.discover import BatchItem
 
     parent, child = multiprocessing.Pipe()
     item = BatchItem(Path("in/p/profile.pop"), "in/p/profile.pop", "p")

@@ -322,7 +322,8 @@ def test_compare_reads_lone_surrogates_and_writes_them_escaped(tmp_path, fmt):
 def test_renderers_refuse_non_finite_numbers():
     # The guard: whatever a future path puts into a comparison, neither the JSON nor the
     # CSV renderer writes NaN or Infinity (strict JSON parsers reject them).
-    from extractor.compare import Comparison, Recording, Row, to_csv, to_json
+    from extractor.compare.comparison import Comparison, Recording, Row
+    from extractor.compare.formats import to_csv, to_json
     recordings = [Recording("a", Path("a"), {"attention_exchanges": None}),
                   Recording("b", Path("b"), {"attention_exchanges": None})]
     for bad_value in (math.nan, math.inf, -math.inf):

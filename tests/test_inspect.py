@@ -9,7 +9,7 @@ import pytest
 
 from conftest import EDGE, PVA_DOUBLE, copy_case, golden_case_folder, run_extract, sha256
 
-from extractor.inspection import EXACT_COUNT_LIMIT
+from extractor.diagnose.inspection import EXACT_COUNT_LIMIT
 
 REQUIRED = {  # summary-spec.md, "The profile"
     "steps": ["id", "type", "program", "compute_set"],

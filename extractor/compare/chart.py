@@ -12,8 +12,8 @@ import math
 from typing import List
 from xml.sax.saxutils import escape, quoteattr
 
-from .compare import Comparison, percent_change
-from .output import write_atomic
+from ..output import write_atomic
+from .comparison import Comparison, percent_change
 
 # Okabe and Ito's colour-blind-safe palette, yellow and black last.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",

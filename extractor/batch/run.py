@@ -1,8 +1,10 @@
-"""Many profiles at once: up-to-date checks, shards, and a pool of worker processes.
+"""Many profiles at once: up-to-date checks and a pool of worker processes (shards.py
+says which profiles a shard takes).
 
-The batch adds bookkeeping around `summarize`; a summary's bytes are the same as
-`extract PROFILE -o FILE` would write. Each worker is a long-lived spawned process that
-extracts one profile at a time; one that dies fails its profile only and is replaced.
+The batch adds bookkeeping around `pipeline.extract_profile`, which `extract PROFILE -o
+FILE` runs too: a summary's bytes are the same. Each worker is a long-lived spawned
+process that extracts one profile at a time; one that dies fails its profile only and is
+replaced.
 """
 
 import contextlib
@@ -11,7 +13,6 @@ import hashlib
 import importlib.util
 import multiprocessing
 import os
-import re
 import signal
 import stat
 import sys
@@ -22,17 +23,17 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Deque, Dict, List, NamedTuple, Optional, Union
 
-from . import __version__
+from .. import __version__
+from ..errors import ExtractorError, PvaMissingError, one_line, shown_path
+from ..files import read_regular
+from ..output import remove_abandoned
+from ..pipeline import extract_profile
+from ..pvafacts import ENABLE_HINT
+from ..steptables import csv_paths
+from ..stopping import STOP_SIGNALS, Stopped
 from .discover import BatchItem
-from .errors import ExtractorError, PvaMissingError, one_line, shown_path
-from .files import read_regular
 from .index import IndexWriter, index_name, known_entries, lock_index
-from .output import remove_abandoned, write_atomic
-from .pvafacts import ENABLE_HINT
-from .render import summary_bytes
-from .steptables import csv_paths, step_tables_with_summary
-from .stopping import STOP_SIGNALS, Stopped
-from .summary import summarize
+from .shards import Shard
 
 OK, UP_TO_DATE, FAILED = "ok", "up to date", "failed"
 
@@ -53,58 +54,6 @@ class RunOptions(NamedTuple):
 
     use_pva: bool = True
     csv: bool = False  # also write steps.csv and first-body.csv beside each summary
-
-
-class Shard(NamedTuple):
-    """Shard `number` (1-based) of `total`: every total-th profile of the sorted list.
-    (Not `count`: a field of that name hides tuple.count.)"""
-
-    number: int
-    total: int
-
-    def take(self, items: list) -> list:
-        return items[self.number - 1::self.total]
-
-
-def parse_shard(text: str, environ=os.environ) -> Shard:
-    """`K/N` (1 <= K <= N), or `slurm` for the array task's share. ValueError if bad."""
-    if text == "slurm":
-        task = _slurm_number(environ, "SLURM_ARRAY_TASK_ID", least=0)
-        count = _slurm_number(environ, "SLURM_ARRAY_TASK_COUNT", least=1)
-        first = _slurm_number(environ, "SLURM_ARRAY_TASK_MIN", least=0, default=0)
-        step = _slurm_number(environ, "SLURM_ARRAY_TASK_STEP", least=1, default=1)
-        if task < first:
-            raise ValueError("SLURM array task {} is below SLURM_ARRAY_TASK_MIN={}".format(
-                task, first))
-        number = (task - first) // step + 1
-        if not 1 <= number <= count:
-            raise ValueError("SLURM array task {} is outside its {} tasks".format(task, count))
-        return Shard(number, count)
-    parts = text.split("/")
-    if len(parts) != 2 or not all(p.isdigit() for p in parts):
-        raise ValueError("--shard takes K/N (e.g. 2/8) or slurm, not {!r}".format(text))
-    number, count = int(parts[0]), int(parts[1])
-    if not 1 <= number <= count:
-        raise ValueError("--shard K/N needs 1 <= K <= N, not {!r}".format(text))
-    return Shard(number, count)
-
-
-def _slurm_number(environ, name: str, least: int, default: Optional[int] = None) -> int:
-    """A SLURM_ARRAY_TASK_* variable: a whole number (ASCII digits, at most 18) of at
-    least `least`; `default` when unset or empty, if it may be. ValueError if not."""
-    text = environ.get(name)
-    if not text and default is not None:
-        return default
-    if text is None:
-        raise ValueError("--shard slurm needs {} (run it inside a SLURM array job)".format(
-            name))
-    if not re.match(r"-?[0-9]{1,18}\Z", text):
-        shown = text if len(text) <= 20 else text[:20] + "..."
-        raise ValueError("{}={!r}: not a whole number".format(name, shown))
-    value = int(text)
-    if value < least:
-        raise ValueError("{}={}: must be {} or more".format(name, value, least))
-    return value
 
 
 def available_cpus() -> int:
@@ -160,18 +109,9 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
     try:
         if not _inside(output, outdir):
             raise ExtractorError(output, "would fall outside the output folder")
-        if options.csv:
-            # The step tables come from the same pass; the three files change together.
-            with step_tables_with_summary(output, strict=True) as (tables, summary):
-                extraction = summarize(item.profile, rules, use_pva=options.use_pva,
-                                       profile_label=item.label, step_sink=tables)
-                data = summary_bytes(extraction.summary)
-                summary.write(data)
-        else:
-            extraction = summarize(item.profile, rules, use_pva=options.use_pva,
-                                   profile_label=item.label)
-            data = summary_bytes(extraction.summary)
-            write_atomic(output, data, strict=True)
+        extraction, data = extract_profile(item.profile, output, rules,
+                                           use_pva=options.use_pva, csv=options.csv,
+                                           strict=True, profile_label=item.label)
     except ExtractorError as exc:
         entry.update(status=FAILED, reason=str(exc))
     except Exception as exc:  # an input nobody foresaw: fail this profile, not the batch

@@ -9,10 +9,10 @@ each selector, what it found. Only SQL is read: pva is never asked.
 from pathlib import Path
 from typing import Dict, List
 
-from .errors import shown_path
-from .profile import Profile
-from .rules import SELECTORS, StageRules
-from .steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, step_rows
+from ..errors import shown_path
+from ..profile import Profile
+from ..rules import SELECTORS, StageRules
+from ..steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, step_rows
 
 EXCHANGE_KIND = "DoExchange"
 

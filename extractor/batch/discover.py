@@ -19,7 +19,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Dict, List, NamedTuple, Tuple
 
-from .errors import ExtractorError, shown_path
+from ..errors import ExtractorError, shown_path
 
 PROFILE_NAME = "profile.pop"
 UNFINISHED = re.compile(r"^profile_.+\.pop$")

@@ -20,9 +20,9 @@ from typing import Optional
 
 import orjson
 
-from .errors import OutputError
-from .files import read_regular
-from .output import replaceable, write_atomic
+from ..errors import OutputError
+from ..files import read_regular
+from ..output import replaceable, write_atomic
 
 INDEX_NAME = "index.jsonl"
 

@@ -17,8 +17,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .errors import one_line, shown_path
-from .profile import REQUIRED_COLUMNS, SQL_ERRORS, Profile
+from ..errors import one_line, shown_path
+from ..profile import REQUIRED_COLUMNS, SQL_ERRORS, Profile
 
 #: A rowid table whose rowids span at most this many values is counted exactly: it holds
 #: at most that many rows, so count(*) reads little.
