@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from .errors import ProfileError
 from .files import NotRegular, not_regular, open_regular
+from .model import ALLOCATED_MEMORY_FIELDS, EXCHANGE_MEMORY_FIELDS
 
 #: The tables and columns the extractor reads, and nothing more.
 REQUIRED_COLUMNS = {
@@ -81,7 +82,7 @@ SELECT min(b), avg(b), max(b), max(typeof(b) = 'real') FROM (
     GROUP BY tile
 )
 """
-_NO_ROWS = {"min(b)": None, "avg(b)": None, "max(b)": None}
+_NO_ROWS = dict.fromkeys(EXCHANGE_MEMORY_FIELDS)
 
 # One scan of a table of a row per tile; the last column: a total is not a whole number.
 _ALLOCATED_MEMORY = """
@@ -449,13 +450,13 @@ class Profile:
         low, mean, high, not_whole = self._one_row(_EXCHANGE_MEMORY.format(test), ids)
         if not_whole:
             self._not_whole("vars_info", "size_bytes")
-        return {"min(b)": low, "avg(b)": mean, "max(b)": high}
+        return dict(zip(EXCHANGE_MEMORY_FIELDS, (low, mean, high)))
 
     def allocated_memory(self) -> dict:
         low, mean, high, not_whole = self._one_row(_ALLOCATED_MEMORY)
         if not_whole:
             self._not_whole("memory_by_tile", "total")
-        return {"min(total)": low, "avg(total)": mean, "max(total)": high}
+        return dict(zip(ALLOCATED_MEMORY_FIELDS, (low, mean, high)))
 
     def _not_whole(self, table: str, column: str):
         """Raise the error for a column found holding something else than whole numbers."""

@@ -9,6 +9,7 @@ once and its result kept.
 """
 
 from .errors import ProfileError, PvaMissingError
+from .model import AttentionExchange
 
 ENABLE_HINT = ("PopVision's Python API was not found: it comes only with the Poplar SDK; "
                "enable it with 'source <poplar_sdk>/enable.sh' and run extract with the "
@@ -116,7 +117,7 @@ class PvaFacts:
                 raise self._fail("the name of program {}".format(program_id), exc) from exc
             if selector.search(name):
                 maximum, mean = self.code_bytes(program_id, program)
-                found.append({"name": name, "maximum": maximum, "mean": mean})
+                found.append(AttentionExchange(name, maximum, mean)._asdict())
         return found
 
 

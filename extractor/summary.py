@@ -22,11 +22,9 @@ from .profile import Profile
 from .pvafacts import NoPvaFacts, PvaFacts, import_pva
 from .rules import StageRules, load_rules
 from .errors import ProfileError, shown_path
+from .model import summary_dict
 from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue,
                     NamedStep, StepNames, make_step_row, whole)
-
-SUMMARY_KEYS = ("profile", "kernels", "attention_exchanges", "exchange_memory_per_tile",
-                "device_spans", "qkv_executions", "allocated_memory")
 
 
 class Extraction(NamedTuple):
@@ -253,13 +251,13 @@ def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
     attention_exchanges = facts.attention_exchanges(rules.attention_exchange)
     exchange_memory = profile.exchange_memory_per_tile()
     allocated_memory = profile.allocated_memory()
-    summary = {
-        "profile": profile_label if profile_label is not None else shown_path(path),
-        "kernels": kernels,
-        "attention_exchanges": attention_exchanges,
-        "exchange_memory_per_tile": exchange_memory,
-        "device_spans": spans.spans,
-        "qkv_executions": body.anchors,
-        "allocated_memory": allocated_memory,
-    }
+    summary = summary_dict(
+        profile=profile_label if profile_label is not None else shown_path(path),
+        kernels=kernels,
+        attention_exchanges=attention_exchanges,
+        exchange_memory_per_tile=exchange_memory,
+        device_spans=spans.spans,
+        qkv_executions=body.anchors,
+        allocated_memory=allocated_memory,
+    )
     return summary, warnings

@@ -324,8 +324,9 @@ def test_renderers_refuse_non_finite_numbers():
     # CSV renderer writes NaN or Infinity (strict JSON parsers reject them).
     from extractor.compare.comparison import Comparison, Recording, Row
     from extractor.compare.formats import to_csv, to_json
-    recordings = [Recording("a", Path("a"), {"attention_exchanges": None}),
-                  Recording("b", Path("b"), {"attention_exchanges": None})]
+    from extractor.model import Summary
+    recordings = [Recording("a", Path("a"), Summary({"attention_exchanges": None})),
+                  Recording("b", Path("b"), Summary({"attention_exchanges": None}))]
     for bad_value in (math.nan, math.inf, -math.inf):
         for values, change in (((1, bad_value), None), ((1, 2), (None, bad_value))):
             comparison = Comparison(recordings, None,

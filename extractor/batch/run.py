@@ -21,11 +21,12 @@ import time
 from collections import deque
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Deque, Dict, List, NamedTuple, Optional, Union
+from typing import Deque, List, NamedTuple, Optional, Union
 
 from .. import __version__
 from ..errors import ExtractorError, PvaMissingError, one_line, shown_path
 from ..files import read_regular
+from ..model import Summary
 from ..output import remove_abandoned
 from ..pipeline import extract_profile
 from ..pvafacts import ENABLE_HINT
@@ -81,16 +82,6 @@ def _input_facts(profile: Path) -> dict:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
-def headline(summary: dict) -> dict:
-    """The numbers an index line carries: spans, QKV count, cycles per first-body stage."""
-    stage_cycles: Dict[str, int] = {}
-    for kernel in summary["kernels"]:
-        cycles = kernel["cycles"] if isinstance(kernel["cycles"], int) else 0
-        stage_cycles[kernel["stage"]] = stage_cycles.get(kernel["stage"], 0) + cycles
-    return {"device_spans": summary["device_spans"],
-            "qkv_executions": summary["qkv_executions"], "stage_cycles": stage_cycles}
-
-
 def _base_entry(item: BatchItem, outdir: Path, rules, options: RunOptions) -> dict:
     """What every index entry says: which input, which output, made how."""
     entry = {"profile": item.label, "output": shown_path(item.output(outdir)),
@@ -119,7 +110,7 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
             shown_path(item.profile), type(exc).__name__, one_line(exc)))
     else:
         entry.update(status=OK, summary_sha256=hashlib.sha256(data).hexdigest(),
-                     warnings=extraction.warnings, **headline(extraction.summary))
+                     warnings=extraction.warnings, **Summary(extraction.summary).headline())
         if options.csv:
             entry["csv_bytes"] = _csv_sizes(output)
     entry["finished_at"] = _now()

@@ -5,8 +5,6 @@ reads and checks them; `compare` builds one `Comparison` (the rows of the table,
 attention exchanges matched across recordings by `mask_ids`); formats.py renders it.
 """
 
-import json
-import math
 import os
 import re
 from pathlib import Path, PurePath
@@ -14,12 +12,8 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import CompareError, SummaryFileError, shown_path
 from ..batch.discover import SUMMARY_NAME
-from ..summary import SUMMARY_KEYS
+from ..model import MinMeanMax, Summary
 
-
-# The min/avg/max objects of a summary: (key, what the table calls it).
-_EXCHANGE_MEMORY = (("min(b)", "min"), ("avg(b)", "mean"), ("max(b)", "max"))
-_ALLOCATED_MEMORY = (("min(total)", "min"), ("avg(total)", "mean"), ("max(total)", "max"))
 
 # ---- masking compiler ids ----------------------------------------------------------
 
@@ -51,109 +45,7 @@ def mask_ids(name: str) -> str:
 class Recording(NamedTuple):
     label: str
     path: Path
-    summary: dict
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value) -> bool:
-    return _is_int(value) or isinstance(value, float)
-
-
-def _check_summary(data, path: Path) -> dict:
-    def fail(problem):
-        raise SummaryFileError(path, "not a summary: {}".format(problem))
-
-    if not isinstance(data, dict):
-        fail("a JSON {} where a summary is an object".format(type(data).__name__))
-    missing = [key for key in SUMMARY_KEYS if key not in data]
-    if missing:
-        fail("no {} key{}".format(", ".join(repr(k) for k in missing),
-                                  "s" if len(missing) > 1 else ""))
-    kernels = data["kernels"]
-    if not isinstance(kernels, list) or not all(
-            isinstance(k, dict) and isinstance(k.get("stage"), str) and _is_int(k.get("cycles"))
-            for k in kernels):
-        fail("'kernels' is not a list of kernels with a stage and cycles")
-    exchanges = data["attention_exchanges"]
-    if exchanges is not None and (not isinstance(exchanges, list) or not all(
-            isinstance(e, dict) and isinstance(e.get("name"), str)
-            and _is_number(e.get("maximum")) and _is_number(e.get("mean"))
-            for e in exchanges)):
-        fail("'attention_exchanges' is neither null nor a list of {name, maximum, mean}")
-    spans = data["device_spans"]
-    if not isinstance(spans, list) or not all(_is_int(s) for s in spans):
-        fail("'device_spans' is not a list of whole numbers")
-    if not _is_int(data["qkv_executions"]):
-        fail("'qkv_executions' is not a whole number")
-    for key, fields in (("exchange_memory_per_tile", _EXCHANGE_MEMORY),
-                        ("allocated_memory", _ALLOCATED_MEMORY)):
-        value = data[key]
-        if not isinstance(value, dict) or not all(
-                field in value and (value[field] is None or _is_number(value[field]))
-                for field, _ in fields):
-            fail("{!r} is not an object with {}".format(key, ", ".join(f for f, _ in fields)))
-    return data
-
-
-# A summary's whole numbers are SQLite's 64-bit integers, or (a device span) the
-# difference of two: never 2**64 or more either way.
-_WHOLE_LIMIT = 2 ** 64
-
-
-class _BadNumber(ValueError):
-    """A number in a summary file that no summary holds (read anywhere in the file)."""
-
-
-def _shortened(text: str, limit: int = 20) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _read_int(text: str) -> int:
-    # The length first: int() of a long text is slow (and refused beyond 4300 digits).
-    digits = len(text.lstrip("-"))
-    if digits > len(str(_WHOLE_LIMIT)) or abs(int(text)) >= _WHOLE_LIMIT:
-        raise _BadNumber("the whole number {} ({} digits) is beyond the 64 bits of a "
-                         "summary's numbers".format(_shortened(text), digits))
-    return int(text)
-
-
-def _read_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # 1e400: JSON allows it, a float cannot hold it
-        raise _BadNumber("the number {} is beyond what a float holds".format(
-            _shortened(text)))
-    return value
-
-
-def _read_constant(name: str):
-    raise _BadNumber("{}, which is not a JSON number (a summary's numbers are finite)"
-                     .format(name))
-
-
-def read_summary(path) -> dict:
-    """A summary.json's contents, checked; SummaryFileError if it is not a summary."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except IsADirectoryError:
-        raise SummaryFileError(path, "is a folder with no summary.json below it") from None
-    except OSError as exc:
-        raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc)) from exc
-    try:
-        data = json.loads(raw.decode("utf-8"), parse_int=_read_int, parse_float=_read_float,
-                          parse_constant=_read_constant)
-    except UnicodeDecodeError:
-        raise SummaryFileError(path, "not a summary: not UTF-8 text") from None
-    except _BadNumber as exc:
-        raise SummaryFileError(path, "not a summary: {}".format(exc)) from exc
-    except ValueError as exc:
-        raise SummaryFileError(path, "not a summary: not JSON ({})".format(exc)) from exc
-    except RecursionError:
-        raise SummaryFileError(path, "not a summary: JSON nested too deeply") from None
-    return _check_summary(data, path)
+    summary: Summary
 
 
 class _Found(NamedTuple):
@@ -241,7 +133,7 @@ def load_recordings(arguments: Sequence, labels: Sequence[str] = ()) -> List[Rec
         if names.index(name) != index:
             raise ValueError("two recordings are labelled {!r}: give each its own --label"
                              .format(name))
-    return [Recording(name, item.path, read_summary(item.path))
+    return [Recording(name, item.path, Summary.read(item.path))
             for name, item in zip(names, found)]
 
 
@@ -292,7 +184,7 @@ class Comparison(NamedTuple):
         return [row for row in self.rows if row.section == STAGES]
 
     def has_pva(self, index: int) -> bool:
-        return self.recordings[index].summary["attention_exchanges"] is not None
+        return self.recordings[index].summary.has_pva
 
 
 
@@ -309,13 +201,6 @@ def _with_change(section, metric, unit, values) -> Row:
     return Row(section, metric, unit, values, change)
 
 
-def _stage_cycles(summary: dict) -> Dict[str, int]:
-    cycles: Dict[str, int] = {}
-    for kernel in summary["kernels"]:
-        cycles[kernel["stage"]] = cycles.get(kernel["stage"], 0) + kernel["cycles"]
-    return cycles
-
-
 def _ordered_union(sequences) -> list:
     seen, ordered = set(), []
     for sequence in sequences:
@@ -326,14 +211,13 @@ def _ordered_union(sequences) -> list:
     return ordered
 
 
-def _exchange_keys(summary: dict) -> Dict[Tuple[str, int], ExchangeCell]:
+def _exchange_keys(summary: Summary) -> Dict[Tuple[str, int], ExchangeCell]:
     keyed: Dict[Tuple[str, int], ExchangeCell] = {}
     counts: Dict[str, int] = {}
-    for exchange in summary["attention_exchanges"] or ():
-        key = mask_ids(exchange["name"])
+    for exchange in summary.attention_exchanges or ():
+        key = mask_ids(exchange.name)
         counts[key] = counts.get(key, 0) + 1
-        keyed[(key, counts[key])] = ExchangeCell(exchange["name"], exchange["maximum"],
-                                                 exchange["mean"])
+        keyed[(key, counts[key])] = ExchangeCell(*exchange)
     return keyed
 
 
@@ -349,14 +233,14 @@ def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> C
     summaries = [r.summary for r in recordings]
     rows = []
 
-    stage_cycles = [_stage_cycles(s) for s in summaries]
+    stage_cycles = [s.stage_cycles() for s in summaries]
     for stage in _ordered_union(stage_cycles):
         rows.append(_with_change(STAGES, stage, "cycles", (c.get(stage) for c in stage_cycles)))
     rows.append(_with_change(STAGE_TOTAL, TOTAL, "cycles",
                              (sum(c.values()) if c else None for c in stage_cycles)))
 
-    for number in range(max(len(s["device_spans"]) for s in summaries)):
-        spans = [s["device_spans"][number] if number < len(s["device_spans"]) else None
+    for number in range(max(len(s.device_spans) for s in summaries)):
+        spans = [s.device_spans[number] if number < len(s.device_spans) else None
                  for s in summaries]
         metric = "device span {}".format(number + 1)
         rows.append(_with_change(SPANS, metric, "cycles", spans))
@@ -364,15 +248,15 @@ def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> C
             rows.append(Row(SPANS, metric, "ms at {:g} MHz".format(clock_mhz), tuple(
                 None if c is None else c / (clock_mhz * 1000.0) for c in spans), None))
 
-    rows.append(Row(QKV, QKV, "count", tuple(s["qkv_executions"] for s in summaries), None))
-    for section, key, fields in ((EXCHANGE_MEMORY, "exchange_memory_per_tile", _EXCHANGE_MEMORY),
-                                 (ALLOCATED, "allocated_memory", _ALLOCATED_MEMORY)):
-        for field, name in fields:
+    rows.append(Row(QKV, QKV, "count", tuple(s.qkv_executions for s in summaries), None))
+    for section, stats in ((EXCHANGE_MEMORY, [s.exchange_memory for s in summaries]),
+                           (ALLOCATED, [s.allocated_memory for s in summaries])):
+        for name in MinMeanMax._fields:
             rows.append(Row(section, "{}, {}".format(section, name), "bytes",
-                            tuple(s[key][field] for s in summaries), None))
+                            tuple(getattr(each, name) for each in stats), None))
 
     keyed = [_exchange_keys(s) for s in summaries]
-    known = [s["attention_exchanges"] is not None for s in summaries]
+    known = [s.has_pva for s in summaries]
     exchanges = []
     for key, occurrence in _ordered_union(keyed):
         cells = tuple(k.get((key, occurrence)) for k in keyed)

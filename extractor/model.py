@@ -1,0 +1,256 @@
+"""The summary as one type: its keys (in the spec's order, written here only), reading and
+checking a summary.json, and the numbers its readers take from it.
+
+`summary.py` builds a summary's dict with `summary_dict`; `Summary` wraps such a dict
+(read back from a file by `Summary.read`, which checks it) and answers for it: the cycles
+per first-body stage, the device spans, the QKV executions, the two min/mean/max memory
+objects, the attention exchanges and whether the pva facts are there. compare and the
+batch index read summaries only through it.
+"""
+
+import json
+import math
+from pathlib import Path
+from typing import Dict, List, NamedTuple, Optional, Union
+
+from .errors import SummaryFileError
+
+#: The keys of a summary, in the spec's order (summary-spec.md, "The summary, key by key").
+SUMMARY_KEYS = ("profile", "kernels", "attention_exchanges", "exchange_memory_per_tile",
+                "device_spans", "qkv_executions", "allocated_memory")
+(PROFILE, KERNELS, ATTENTION_EXCHANGES, EXCHANGE_MEMORY, DEVICE_SPANS, QKV_EXECUTIONS,
+ ALLOCATED_MEMORY) = SUMMARY_KEYS
+
+#: The fields of the two min/avg/max objects, as (min, mean, max).
+EXCHANGE_MEMORY_FIELDS = ("min(b)", "avg(b)", "max(b)")
+ALLOCATED_MEMORY_FIELDS = ("min(total)", "avg(total)", "max(total)")
+_MEMORY_FIELDS = {EXCHANGE_MEMORY: EXCHANGE_MEMORY_FIELDS,
+                  ALLOCATED_MEMORY: ALLOCATED_MEMORY_FIELDS}
+
+Number = Union[int, float]
+
+
+def summary_dict(**fields) -> dict:
+    """A summary's dict with its keys in the spec's order; TypeError unless `fields` are
+    exactly the summary's keys."""
+    if set(fields) != set(SUMMARY_KEYS):
+        raise TypeError("a summary has the keys {}, not {}".format(
+            ", ".join(SUMMARY_KEYS), ", ".join(sorted(fields))))
+    return {key: fields[key] for key in SUMMARY_KEYS}
+
+
+class MinMeanMax(NamedTuple):
+    """One of the summary's min/avg/max objects (each None when there were no rows)."""
+
+    min: Optional[Number]
+    mean: Optional[Number]
+    max: Optional[Number]
+
+
+class AttentionExchange(NamedTuple):
+    """One of `attention_exchanges`: the program's name and its code bytes per tile."""
+
+    name: str
+    maximum: Number
+    mean: Number
+
+
+class Summary:
+    """A summary (its dict, `data`, in the spec's key order) and what its readers need.
+
+    `Summary(data)` trusts `data` (a summary just made); `Summary.read(path)` and
+    `Summary.from_json(data, source)` check it first (SummaryFileError if it is not a
+    summary)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: dict):
+        self.data = data
+
+    def __repr__(self) -> str:
+        return "Summary({!r})".format(self.data.get(PROFILE))
+
+    @classmethod
+    def from_json(cls, data, source) -> "Summary":
+        """`data` (parsed JSON) as a Summary; SummaryFileError naming `source` if it is
+        not a summary."""
+        _check(data, source)
+        return cls(data)
+
+    @classmethod
+    def read(cls, path) -> "Summary":
+        """A summary.json's contents, checked; SummaryFileError if it is not a summary."""
+        path = Path(path)
+        return cls.from_json(_load(path), path)
+
+    # ---- the keys ------------------------------------------------------------------
+
+    @property
+    def profile(self) -> str:
+        return self.data[PROFILE]
+
+    @property
+    def kernels(self) -> List[dict]:
+        """The first body's kernel rows, each a dict of steps.STEP_FIELDS."""
+        return self.data[KERNELS]
+
+    @property
+    def device_spans(self) -> List[int]:
+        return self.data[DEVICE_SPANS]
+
+    @property
+    def qkv_executions(self) -> int:
+        return self.data[QKV_EXECUTIONS]
+
+    @property
+    def has_pva(self) -> bool:
+        """Whether the pva facts are there (made without pva, attention_exchanges is null)."""
+        return self.data[ATTENTION_EXCHANGES] is not None
+
+    @property
+    def attention_exchanges(self) -> Optional[List[AttentionExchange]]:
+        """In pva order; None without the pva facts."""
+        exchanges = self.data[ATTENTION_EXCHANGES]
+        if exchanges is None:
+            return None
+        return [AttentionExchange(e["name"], e["maximum"], e["mean"]) for e in exchanges]
+
+    @property
+    def exchange_memory(self) -> MinMeanMax:
+        """`exchange_memory_per_tile`: min(b), avg(b), max(b)."""
+        return self._min_mean_max(EXCHANGE_MEMORY)
+
+    @property
+    def allocated_memory(self) -> MinMeanMax:
+        """`allocated_memory`: min(total), avg(total), max(total)."""
+        return self._min_mean_max(ALLOCATED_MEMORY)
+
+    def _min_mean_max(self, key: str) -> MinMeanMax:
+        value = self.data[key]
+        return MinMeanMax(*(value[field] for field in _MEMORY_FIELDS[key]))
+
+    # ---- derived numbers ---------------------------------------------------------------
+
+    def stage_cycles(self) -> Dict[str, int]:
+        """The cycles of the first body's kernels summed per stage, stages in the order
+        they first appear (a null cycles counts 0)."""
+        cycles: Dict[str, int] = {}
+        for kernel in self.data[KERNELS]:
+            value = kernel["cycles"] if isinstance(kernel["cycles"], int) else 0
+            cycles[kernel["stage"]] = cycles.get(kernel["stage"], 0) + value
+        return cycles
+
+    @property
+    def stages_total(self) -> Optional[int]:
+        """The cycles of all the first body's kernels; None when there are none."""
+        cycles = self.stage_cycles()
+        return sum(cycles.values()) if cycles else None
+
+    def headline(self) -> dict:
+        """The numbers a batch index line carries: spans, QKV count, cycles per stage."""
+        return {DEVICE_SPANS: self.device_spans, QKV_EXECUTIONS: self.qkv_executions,
+                "stage_cycles": self.stage_cycles()}
+
+
+# ---- checking --------------------------------------------------------------------------
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return _is_int(value) or isinstance(value, float)
+
+
+def _check(data, source) -> None:
+    def fail(problem):
+        raise SummaryFileError(source, "not a summary: {}".format(problem))
+
+    if not isinstance(data, dict):
+        fail("a JSON {} where a summary is an object".format(type(data).__name__))
+    missing = [key for key in SUMMARY_KEYS if key not in data]
+    if missing:
+        fail("no {} key{}".format(", ".join(repr(k) for k in missing),
+                                  "s" if len(missing) > 1 else ""))
+    kernels = data[KERNELS]
+    if not isinstance(kernels, list) or not all(
+            isinstance(k, dict) and isinstance(k.get("stage"), str) and _is_int(k.get("cycles"))
+            for k in kernels):
+        fail("{!r} is not a list of kernels with a stage and cycles".format(KERNELS))
+    exchanges = data[ATTENTION_EXCHANGES]
+    if exchanges is not None and (not isinstance(exchanges, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("name"), str)
+            and _is_number(e.get("maximum")) and _is_number(e.get("mean"))
+            for e in exchanges)):
+        fail("{!r} is neither null nor a list of {{name, maximum, mean}}".format(
+            ATTENTION_EXCHANGES))
+    spans = data[DEVICE_SPANS]
+    if not isinstance(spans, list) or not all(_is_int(s) for s in spans):
+        fail("{!r} is not a list of whole numbers".format(DEVICE_SPANS))
+    if not _is_int(data[QKV_EXECUTIONS]):
+        fail("{!r} is not a whole number".format(QKV_EXECUTIONS))
+    for key, fields in _MEMORY_FIELDS.items():
+        value = data[key]
+        if not isinstance(value, dict) or not all(
+                field in value and (value[field] is None or _is_number(value[field]))
+                for field in fields):
+            fail("{!r} is not an object with {}".format(key, ", ".join(fields)))
+
+
+# ---- reading ---------------------------------------------------------------------------
+
+# A summary's whole numbers are SQLite's 64-bit integers, or (a device span) the
+# difference of two: never 2**64 or more either way.
+_WHOLE_LIMIT = 2 ** 64
+
+
+class _BadNumber(ValueError):
+    """A number in a summary file that no summary holds (read anywhere in the file)."""
+
+
+def _shortened(text: str, limit: int = 20) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _read_int(text: str) -> int:
+    # The length first: int() of a long text is slow (and refused beyond 4300 digits).
+    digits = len(text.lstrip("-"))
+    if digits > len(str(_WHOLE_LIMIT)) or abs(int(text)) >= _WHOLE_LIMIT:
+        raise _BadNumber("the whole number {} ({} digits) is beyond the 64 bits of a "
+                         "summary's numbers".format(_shortened(text), digits))
+    return int(text)
+
+
+def _read_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400: JSON allows it, a float cannot hold it
+        raise _BadNumber("the number {} is beyond what a float holds".format(
+            _shortened(text)))
+    return value
+
+
+def _read_constant(name: str):
+    raise _BadNumber("{}, which is not a JSON number (a summary's numbers are finite)"
+                     .format(name))
+
+
+def _load(path: Path):
+    """A summary file's JSON, strict about its numbers; SummaryFileError if it has none."""
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise SummaryFileError(path, "is a folder with no summary.json below it") from None
+    except OSError as exc:
+        raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc)) from exc
+    try:
+        return json.loads(raw.decode("utf-8"), parse_int=_read_int, parse_float=_read_float,
+                          parse_constant=_read_constant)
+    except UnicodeDecodeError:
+        raise SummaryFileError(path, "not a summary: not UTF-8 text") from None
+    except _BadNumber as exc:
+        raise SummaryFileError(path, "not a summary: {}".format(exc)) from exc
+    except ValueError as exc:
+        raise SummaryFileError(path, "not a summary: not JSON ({})".format(exc)) from exc
+    except RecursionError:
+        raise SummaryFileError(path, "not a summary: JSON nested too deeply") from None
