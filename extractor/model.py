@@ -131,20 +131,25 @@ class Summary:
 
     # ---- derived numbers ---------------------------------------------------------------
 
-    def stage_cycles(self) -> Dict[str, int]:
+    def stage_cycles(self) -> Dict[str, Optional[int]]:
         """The cycles of the first body's kernels summed per stage, stages in the order
-        they first appear (a null cycles counts 0)."""
-        cycles: Dict[str, int] = {}
+        they first appear; None for a stage one of whose kernels has null cycles (a NULL
+        in the profile: unknown, so is the sum)."""
+        cycles: Dict[str, Optional[int]] = {}
         for kernel in self.data[KERNELS]:
-            value = kernel["cycles"] if isinstance(kernel["cycles"], int) else 0
-            cycles[kernel["stage"]] = cycles.get(kernel["stage"], 0) + value
+            stage, value = kernel["stage"], kernel["cycles"]
+            so_far = cycles.get(stage, 0)
+            cycles[stage] = None if so_far is None or value is None else so_far + value
         return cycles
 
     @property
     def stages_total(self) -> Optional[int]:
-        """The cycles of all the first body's kernels; None when there are none."""
-        cycles = self.stage_cycles()
-        return sum(cycles.values()) if cycles else None
+        """The cycles of all the first body's kernels; None when there are none, or when
+        one of them is unknown."""
+        cycles = list(self.stage_cycles().values())
+        if not cycles or any(value is None for value in cycles):
+            return None
+        return sum(value for value in cycles if value is not None)
 
     def headline(self) -> dict:
         """The numbers a batch index line carries: spans, QKV count, cycles per stage."""
@@ -175,8 +180,10 @@ def _check(data, source) -> None:
                                   "s" if len(missing) > 1 else ""))
     kernels = data[KERNELS]
     if not isinstance(kernels, list) or not all(
-            isinstance(k, dict) and isinstance(k.get("stage"), str) and _is_int(k.get("cycles"))
+            isinstance(k, dict) and isinstance(k.get("stage"), str)
+            and (_is_int(k.get("cycles")) or ("cycles" in k and k["cycles"] is None))
             for k in kernels):
+        # null cycles: a NULL in the profile, which extract writes as it is
         fail("{!r} is not a list of kernels with a stage and cycles".format(KERNELS))
     exchanges = data[ATTENTION_EXCHANGES]
     if exchanges is not None and (not isinstance(exchanges, list) or not all(

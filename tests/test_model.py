@@ -252,3 +252,37 @@ def test_the_batch_index_line_carries_the_summarys_headline(tmp_path):
     for key, value in summary.headline().items():
         assert entry[key] == value, key
     assert entry["stage_cycles"] == Summary.read(A).stage_cycles()
+
+
+# ---- a summary extract writes, compare reads --------------------------------------
+
+def test_compare_reads_a_summary_whose_kernel_cycles_are_null(tmp_path):
+    # A NULL cycles in the profile is written as null (README, odd data): compare used to
+    # refuse the summary extract itself wrote. The stage's sum and the total are unknown
+    # for that recording (shown as a dash), never a sum that counts the null as 0.
+    import badinput as bad
+
+    folders = {}
+    for name, damage in (("base", None), ("null", bad._step_column(7, "cycles", "NULL"))):
+        profile = bad.write_base(tmp_path / name)
+        if damage is not None:
+            damage(tmp_path / name)
+        result = run_extract(profile, "-o", tmp_path / name / "summary.json")
+        assert result.code == 0, result
+        folders[name] = tmp_path / name / "summary.json"
+    null_summary = raw(folders["null"])
+    nulls = [k for k in null_summary["kernels"] if k["cycles"] is None]
+    assert len(nulls) == 1  # the case is what it says
+    stage = nulls[0]["stage"]
+    result = run_extract("compare", folders["base"], folders["null"], "--format", "json")
+    assert result.code == 0, result
+    rows = {(row["section"], row["metric"]): row["values"]
+            for row in json.loads(result.stdout)["rows"]}
+    base_stage = sum(k["cycles"] for k in raw(folders["base"])["kernels"]
+                     if k["stage"] == stage)
+    stage_rows = [key for key in rows if key[1] == stage]
+    assert len(stage_rows) == 1
+    assert rows[stage_rows[0]] == [base_stage, None]
+    total_rows = [values for key, values in rows.items() if key[0].endswith("total")]
+    assert len(total_rows) == 1 and total_rows[0][1] is None
+    assert total_rows[0][0] == sum(k["cycles"] for k in raw(folders["base"])["kernels"])

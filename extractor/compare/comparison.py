@@ -237,7 +237,7 @@ def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> C
     for stage in _ordered_union(stage_cycles):
         rows.append(_with_change(STAGES, stage, "cycles", (c.get(stage) for c in stage_cycles)))
     rows.append(_with_change(STAGE_TOTAL, TOTAL, "cycles",
-                             (sum(c.values()) if c else None for c in stage_cycles)))
+                             (s.stages_total for s in summaries)))
 
     for number in range(max(len(s.device_spans) for s in summaries)):
         spans = [s.device_spans[number] if number < len(s.device_spans) else None
@@ -265,7 +265,7 @@ def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> C
 
     first = recordings[0]
     for index in range(1, len(recordings)):
-        shares_stage = any(stage_cycles[index].get(stage) is not None for stage in stage_cycles[0])
+        shares_stage = any(stage in stage_cycles[index] for stage in stage_cycles[0])
         shares_exchange = any(key in keyed[0] for key in keyed[index])
         if not (shares_stage or shares_exchange):
             other = recordings[index]
