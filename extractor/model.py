@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Union
 
 from .errors import SummaryFileError
+from .files import NotRegular, read_regular
 
 #: The keys of a summary, in the spec's order (summary-spec.md, "The summary, key by key").
 SUMMARY_KEYS = ("profile", "kernels", "attention_exchanges", "exchange_memory_per_tile",
@@ -245,9 +246,11 @@ def _read_constant(name: str):
 def _load(path: Path):
     """A summary file's JSON, strict about its numbers; SummaryFileError if it has none."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)  # a FIFO or a device would never end
     except IsADirectoryError:
         raise SummaryFileError(path, "is a folder with no summary.json below it") from None
+    except NotRegular as exc:
+        raise SummaryFileError(path, str(exc)) from None
     except OSError as exc:
         raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc)) from exc
     try:

@@ -526,3 +526,19 @@ def test_a_single_run_whose_extracting_process_dies_says_so_in_one_line(tmp_path
                               "by SIGKILL)\n".format(profile)
     assert not out.exists()
     no_partial_files(tmp_path)
+
+
+def test_compare_refuses_a_fifo_summary_at_once(tmp_path):
+    # A summary is read whole: a FIFO given as one (or found as a folder's summary.json)
+    # would block compare forever.
+    from conftest import GOLDEN
+
+    fifo = tmp_path / "a" / "summary.json"
+    fifo.parent.mkdir()
+    os.mkfifo(str(fifo))
+    for argument in (fifo, fifo.parent):
+        result = run_extract("compare", GOLDEN / "expected.json", argument,
+                             timeout=ENDS_WITHIN)
+        assert result.code == 1, result
+        one_error_line(result, "summary.json: is a FIFO (named pipe), not a regular file")
+        assert stat.S_ISFIFO(os.lstat(str(fifo)).st_mode)
