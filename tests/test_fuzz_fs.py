@@ -1,0 +1,56 @@
+"""The file-system fuzz layer (issue 15): random kinds of file -- folders, FIFOs,
+devices, links to each, dangling links, unreadable files, names that are not UTF-8 --
+at the paths extract reads and writes, run alone and in a batch, held against the
+README's promises (tests/fsfuzz.py lists them and draws the layouts).
+
+Reduced for CI (a fixed set of examples, well under a minute). A longer run:
+
+    EXTRACT_FSFUZZ_EXAMPLES=2000 EXTRACT_FSFUZZ_SEED=1 .venv/bin/python -m pytest -q tests/test_fuzz_fs.py
+
+(docs/fuzzing.md records the last long run). A failing example prints its layout and
+the command that rebuilds and reruns it alone: `python tests/fsfuzz.py MODE N --seed S`.
+"""
+
+import os
+from collections import Counter
+
+import pytest
+
+import fsfuzz
+
+EXAMPLES = int(os.environ.get("EXTRACT_FSFUZZ_EXAMPLES", "40"))
+BATCH_EXAMPLES = max(12, EXAMPLES // 3)
+SEED = os.environ.get("EXTRACT_FSFUZZ_SEED", "0")
+
+
+@pytest.fixture
+def case_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("fsfuzz") / "case"
+
+
+@pytest.mark.parametrize("number", range(EXAMPLES), ids="single-{}".format)
+def test_a_single_run_among_hostile_files(number, case_root):
+    problems, report = fsfuzz.run_example("single", SEED, number, case_root)
+    assert not problems, report
+
+
+@pytest.mark.parametrize("number", range(BATCH_EXAMPLES), ids="batch-{}".format)
+def test_a_batch_among_hostile_files(number, case_root):
+    problems, report = fsfuzz.run_example("batch", SEED, number, case_root)
+    assert not problems, report
+
+
+def test_the_examples_reach_every_kind_at_every_path(tmp_path):
+    # Drawn, not made nor run: the reduced CI set must still put every kind this machine
+    # can make at the profile's, an output's and a folder's path, and non-UTF-8 names.
+    seen, odd = Counter(), Counter()
+    for mode, count in (("single", EXAMPLES), ("batch", BATCH_EXAMPLES)):
+        for number in range(count):
+            example = fsfuzz.Example(mode, SEED, number, tmp_path)
+            for slot in example.slots:
+                seen[slot.role, slot.kind] += 1
+                odd[mode] += fsfuzz.NOT_UTF8 in str(slot.path)
+    for role in ("profile", "output", "folder"):
+        missing = [k for k, _ in fsfuzz.available(fsfuzz.ROLES[role]) if not seen[role, k]]
+        assert not missing, "never at a {} path: {}".format(role, missing)
+    assert odd["single"] and odd["batch"], odd
