@@ -196,28 +196,35 @@ class Example:
     def _draw_single(self):
         self.case = self.rng.choice(CASES)
         folder = self.inputs / self.odd_name("a", 0.15)
-        # The first examples: each kind of profile (into a folder), then a good profile
-        # into each kind of -o, then into each kind of -o's folder; after them, drawn.
+        # The first examples go through the kinds in turn: each kind of profile (into a
+        # folder), then a good profile into each kind of -o, into each kind of -o's
+        # folder, and with --csv into each kind of step table; after them, drawn.
         profiles, outputs, folders = (len(available(ROLES[r]))
                                       for r in ("profile", "output", "folder"))
-        forced = self.number < profiles + outputs + folders
+        at_output, at_folder = profiles, profiles + outputs
+        at_table, end = at_folder + folders, at_folder + folders + outputs
+        forced = self.number < end
+        self.csv = self.csv or at_table <= self.number < end
+        table = CSV_NAMES[self.number % 2]
         self.profile = self.slot("profile", folder / "profile.pop", self.nth("profile") or (
             FILE if forced else None), case=self.case)
-        self.folder = self.slot("folder", self.outputs / self.odd_name("o", 0.15), DIR if (
-            self.number < profiles + outputs) else self.nth("folder", profiles + outputs))
+        self.folder = self.slot("folder", self.outputs / self.odd_name("o", 0.15),
+                                self.nth("folder", at_folder) or (DIR if forced else None))
         self.output = self.folder.path / self.rng.choice(["summary.json", "s.json"])
         self.output_slots = []
         if self.folder.kind in (DIR, LINK_DIR, READONLY_DIR, LOCKED_DIR):
             inside = self.where(self.folder)
             names = [self.output.name] + (list(CSV_NAMES) if self.csv else [])
-            self.output_slots = [self.slot("output", inside / n, self.nth("output", profiles)
-                                           if n == names[0] else None) for n in names]
+            self.output_slots = [self.slot("output", inside / n, self.nth("output", at_output)
+                                           if n == names[0] else self.nth("output", at_table)
+                                           if n == table else None) for n in names]
         self.args = [self.profile.path, "-o", self.output] + (["--csv"] if self.csv else [])
 
     def _draw_batch(self):
         self.jobs = self.rng.choice([1, 2])
         self.rerun = self.rng.random() < 0.25
         self.outdir = self.slot("folder", self.outputs / self.odd_name("o", 0.1),
+                                self.nth("folder") or  # the first: each kind in turn
                                 self.rng.choices([ABSENT, DIR, None], [30, 45, 25])[0])
         inside = self.where(self.outdir) if self.outdir.kind in (
             DIR, LINK_DIR, READONLY_DIR, LOCKED_DIR) else None
@@ -380,6 +387,8 @@ def entry_state(path: str):
             data = handle.read()
         state.update(size=info.st_size, mtime_ns=info.st_mtime_ns,
                      sha256=hashlib.sha256(data).hexdigest())
+        if os.path.basename(path).startswith("index"):
+            state["data"] = data  # an index's lines from before a run are not its
     elif kind == stat.S_IFLNK:
         state["target"] = os.readlink(path)
     elif kind in (stat.S_IFCHR, stat.S_IFBLK):
@@ -588,8 +597,11 @@ def check_batch(example: Example, run: Run, before: dict, after: dict, previous=
     outdir = example.outdir
     areas = [str(outdir.path)] + ([str(outdir.target)] if outdir.kind == LINK_DIR else [])
 
+    def area_of(path):
+        return next((a for a in areas if is_under(path, a)), None)
+
     def allowed(path, old, new):
-        area = next((a for a in areas if is_under(path, a)), None)
+        area = area_of(path)
         if area is None:
             return "changed outside OUTDIR ({} is {})".format(
                 "an input" if is_under(path, example.inputs) else "not extract's to write",
@@ -611,35 +623,86 @@ def check_batch(example: Example, run: Run, before: dict, after: dict, previous=
     changes = check_changes(before, after, allowed, problems)
     if run.code == 0 and errors:
         problems.append("exit 0 with error lines")
-
-    # The index.
+    summaries = {p: n for p, (_, n) in changes.items() if n is not None and
+                 n["kind"] == stat.S_IFREG and os.path.basename(p) == "summary.json"}
     index_path = str(Path(areas[-1], "index.jsonl"))
     state = after.get(index_path)
-    if state == before.get(index_path):
-        state = None  # not written by this run
-    summaries = {p: n for p, (_, n) in changes.items()
-                 if n is not None and n["kind"] == stat.S_IFREG and
-                 os.path.basename(p) == "summary.json"}
-    if state is None or state["kind"] != stat.S_IFREG or run.code == 2:
+    if state is None or state == before.get(index_path) or state["kind"] != stat.S_IFREG \
+            or run.code == 2:  # no index written: nothing else may have been
         if run.code == 0:
             problems.append("exit 0 and no index")
-        if run.code != 0 and len(errors) != 1:
+        elif len(errors) != 1:
             problems.append("a batch that wrote no index printed {} error lines, not one"
                             .format(len(errors)))
-        if summaries and run.code == 2:
-            problems.append("a usage error, and summaries were written")
-        if summaries and state is None:
+        if summaries:
             problems.append("summaries written, and no index of them")
-        if any(c.good and c.clean and c.searchable for c in example.candidates) \
-                and run.code != 2 and outdir.kind in (ABSENT, DIR, LINK_DIR):
+        if any(c.good and c.clean and c.searchable for c in example.candidates) and \
+                run.code != 2:
             problems.append("no index: good profiles beside hostile ones were not summarised")
         return problems, {}
-    data = read(index_path) or b""
-    entries = []
+
+    entries = read_index(index_path, before.get(index_path), problems)
+    by_token = {}
+    for entry in entries:
+        match = [c for c in example.candidates if "/{}".format(c.token) in entry["profile"]
+                 and entry["profile"].count("profile.pop") == (2 if c.nested else 1)]
+        if len(match) != 1:
+            problems.append("index line for something that is no profile found: {!r}"
+                            .format(entry["profile"]))
+        elif match[0].token in by_token:
+            problems.append("two index lines for {!r}".format(entry["profile"]))
+        else:
+            by_token[match[0].token] = entry
+    # An error of the batch's own (no profile's: the index cannot be written, say) stops
+    # it: index lines may then be missing, and there is no last line.
+    reasons = {e.get("reason") for e in entries if e.get("status") == "failed"}
+    stopped = [l for l in errors if l[len("extract: error: "):] not in reasons]
+    if reasons and run.code != 1:
+        problems.append("profiles failed, and exit code {}".format(run.code))
+    summary_at = {s["sha256"]: p for p, s in after.items() if s and
+                  s["kind"] == stat.S_IFREG and os.path.basename(p) == "summary.json"}
+    for candidate in example.candidates:
+        problems += check_candidate(example, candidate, by_token.get(candidate.token), run,
+                                    stopped, summary_at, (previous or {}).get(candidate.token))
+
+    # What was written agrees with the index: a summary only for an ok line; nothing
+    # (new folders aside) for a failed one, not even a step table.
+    ok_sums = {e.get("summary_sha256") for e in entries if e.get("status") in
+               ("ok", "up to date")}
+    for path, state in sorted(summaries.items()):
+        if state["sha256"] not in ok_sums:
+            problems.append("{}: a summary no ok index line has".format(path))
+    failed = [c for c in example.candidates
+              if by_token.get(c.token, {}).get("status") == "failed"]
+    for path, (old, new) in sorted(changes.items()):
+        area = area_of(path)
+        if area is None or path == area or (old is None and new and new["kind"] == stat.S_IFDIR):
+            continue
+        top = os.path.relpath(path, area).split(os.sep)[0]
+        for candidate in failed:
+            if top.startswith(candidate.token):
+                problems.append("{}: failed, and {} was written".format(candidate.path, path))
+
+    counts = [sum(e.get("status") == s for e in entries)
+              for s in ("ok", "up to date", "failed")]
+    last = LAST_LINE.match(run.lines[-1]) if run.lines else None
+    if last and [int(n) for n in last.groups()] != counts:
+        problems.append("last line {!r}, the index says {} ok, {} up to date, {} failed"
+                        .format(run.lines[-1], *counts))
+    if not last and not stopped:
+        problems.append("no last line")
+    return problems, by_token
+
+
+def read_index(path: str, old, problems: list) -> list:
+    """The entries of an index, less the lines it had before the run."""
+    data = read(path) or b""
     if data and not data.endswith(b"\n"):
         problems.append("index.jsonl ends in a torn line")
+    old_lines = set(old["data"].split(b"\n")) if old and "data" in old else set()
+    entries = []
     for line in data.split(b"\n"):
-        if not line:
+        if not line or line in old_lines:
             continue
         try:
             entry = json.loads(line.decode("utf-8"))
@@ -648,86 +711,53 @@ def check_batch(example: Example, run: Run, before: dict, after: dict, previous=
         except (ValueError, AssertionError):
             problems.append("index line is not a JSON object with a profile: {!r}"
                             .format(line[:200]))
-    by_token = {}
-    for entry in entries:
-        match = [c for c in example.candidates if "/{}".format(c.token) in entry["profile"]
-                 and entry["profile"].count("profile.pop") == (2 if c.nested else 1)]
-        if len(match) != 1:
-            problems.append("index line for something that is no profile found: {!r}"
-                            .format(entry["profile"]))
-            continue
-        if match[0].token in by_token:
-            problems.append("two index lines for {!r}".format(entry["profile"]))
-        by_token[match[0].token] = entry
+    return entries
 
-    # Each candidate: its line, its status, its summary.
-    sha_of = {n["sha256"]: p for p, n in summaries.items()}
-    sha_of.update({s["sha256"]: p for p, s in after.items() if s and s["kind"] == stat.S_IFREG
-                   and os.path.basename(p) == "summary.json"})
-    failed_reasons = set()
-    for candidate in example.candidates:
-        entry = by_token.get(candidate.token)
-        label = candidate.path
-        if entry is None:
-            if not candidate.searchable:
-                continue
-            noted = any(l.startswith("extract: note: ") and "/{}".format(candidate.token) in l
-                        for l in run.lines)
-            if candidate.regular:
-                problems.append("{}: a profile found, and no index line".format(label))
-            elif not noted:
-                problems.append("{}: a {} named profile.pop: neither indexed nor noted"
-                                .format(label, candidate.kind))
-            continue
-        if not candidate.searchable:
-            problems.append("{}: indexed, though its folder cannot be read".format(label))
-        status = entry.get("status")
-        if status == "failed":
-            reason = entry.get("reason")
-            failed_reasons.add(reason)
-            if not isinstance(reason, str) or "\n" in reason or not reason:
-                problems.append("{}: failed without a one-line reason".format(label))
-            elif "extract: error: " + reason not in run.lines:
-                problems.append("{}: its reason is not on stderr: {!r}".format(label, reason))
-            if candidate.good and candidate.clean:
-                problems.append("{}: a good profile beside hostile ones failed: {}"
-                                .format(label, reason))
-            continue
-        if status not in ("ok", "up to date"):
-            problems.append("{}: status {!r}".format(label, status))
-            continue
-        if previous is not None and previous.get(candidate.token, {}).get("status") == "ok" \
-                and status != "up to date":
-            problems.append("{}: ok in the first run, {!r} in the second".format(label, status))
-        if not candidate.good:
-            problems.append("{}: a {} summarised as a profile".format(label, candidate.kind))
-            continue
-        where = sha_of.get(entry.get("summary_sha256"))
-        if where is None:
-            problems.append("{}: status {}, and no summary with its summary_sha256"
-                            .format(label, status))
-            continue
-        if not same_summary(read(where), candidate.case, str(label)):
-            problems.append("{}: its summary is not the profile's".format(label))
-        if example.csv:
-            for name, want in expected_tables(candidate.case).items():
-                if read(Path(where).parent / name) != want:
-                    problems.append("{}: {} beside its summary is not the profile's"
-                                    .format(label, name))
-    extra_errors = [l for l in errors if l[len("extract: error: "):] not in failed_reasons]
-    if extra_errors and run.code == 0:
-        problems.append("exit 0 with error lines")
-    if failed_reasons and run.code != 1:
-        problems.append("profiles failed, and exit code {}".format(run.code))
-    counts = [sum(e.get("status") == s for e in entries) for s in ("ok", "up to date",
-                                                                    "failed")]
-    last = LAST_LINE.match(run.lines[-1]) if run.lines else None
-    if last and [int(n) for n in last.groups()] != counts:
-        problems.append("last line {!r}, the index says {} ok, {} up to date, {} failed"
-                        .format(run.lines[-1], *counts))
-    if not last and not extra_errors:
-        problems.append("no last line")
-    return problems, by_token
+
+def check_candidate(example, candidate, entry, run, stopped, summary_at, first_run) -> list:
+    """A file the batch may find as profile.pop: its index line, status and summary."""
+    label = candidate.path
+    if entry is None:
+        if not candidate.searchable or stopped:
+            return []
+        if candidate.regular:
+            return ["{}: a profile found, and no index line".format(label)]
+        noted = any(l.startswith("extract: note: ") and "/{}".format(candidate.token) in l
+                    for l in run.lines)
+        return [] if noted else ["{}: a {} named profile.pop: neither indexed nor noted"
+                                 .format(label, candidate.kind)]
+    problems = []
+    if not candidate.searchable:
+        problems.append("{}: indexed, though its folder cannot be read".format(label))
+    status = entry.get("status")
+    if status == "failed":
+        reason = entry.get("reason")
+        if not isinstance(reason, str) or "\n" in reason or not reason:
+            problems.append("{}: failed without a one-line reason".format(label))
+        elif "extract: error: " + reason not in run.lines:
+            problems.append("{}: its reason is not on stderr: {!r}".format(label, reason))
+        if candidate.good and candidate.clean:
+            problems.append("{}: a good profile beside hostile ones failed: {}"
+                            .format(label, reason))
+        return problems
+    if status not in ("ok", "up to date"):
+        return problems + ["{}: status {!r}".format(label, status)]
+    if first_run is not None and first_run.get("status") == "ok" and status != "up to date":
+        problems.append("{}: ok in the first run, {!r} in the second".format(label, status))
+    if not candidate.good:
+        return problems + ["{}: a {} summarised as a profile".format(label, candidate.kind)]
+    where = summary_at.get(entry.get("summary_sha256"))
+    if where is None:
+        return problems + ["{}: status {}, and no summary with its summary_sha256"
+                           .format(label, status)]
+    if not same_summary(read(where), candidate.case, str(label)):
+        problems.append("{}: its summary is not the profile's".format(label))
+    if example.csv:
+        for name, want in expected_tables(candidate.case).items():
+            if read(Path(where).parent / name) != want:
+                problems.append("{}: {} beside its summary is not the profile's"
+                                .format(label, name))
+    return problems
 
 
 def run_example(mode: str, seed, number: int, root: Path, keep=False):

@@ -18,8 +18,8 @@ import pytest
 
 import fsfuzz
 
-EXAMPLES = int(os.environ.get("EXTRACT_FSFUZZ_EXAMPLES", "40"))
-BATCH_EXAMPLES = max(12, EXAMPLES // 3)
+EXAMPLES = int(os.environ.get("EXTRACT_FSFUZZ_EXAMPLES", "49"))
+BATCH_EXAMPLES = max(13, EXAMPLES // 4)
 SEED = os.environ.get("EXTRACT_FSFUZZ_SEED", "0")
 
 
@@ -42,15 +42,19 @@ def test_a_batch_among_hostile_files(number, case_root):
 
 def test_the_examples_reach_every_kind_at_every_path(tmp_path):
     # Drawn, not made nor run: the reduced CI set must still put every kind this machine
-    # can make at the profile's, an output's and a folder's path, and non-UTF-8 names.
+    # can make at the profile's path, at -o's and a step table's, at -o's folder and at
+    # OUTDIR, and names that are not UTF-8 in single runs and in batches.
     seen, odd = Counter(), Counter()
     for mode, count in (("single", EXAMPLES), ("batch", BATCH_EXAMPLES)):
         for number in range(count):
             example = fsfuzz.Example(mode, SEED, number, tmp_path)
             for slot in example.slots:
-                seen[slot.role, slot.kind] += 1
+                where = "step table" if slot.path.name in fsfuzz.CSV_NAMES else \
+                    "OUTDIR" if mode == "batch" and slot is example.outdir else slot.role
+                seen[where, slot.kind] += 1
                 odd[mode] += fsfuzz.NOT_UTF8 in str(slot.path)
-    for role in ("profile", "output", "folder"):
-        missing = [k for k, _ in fsfuzz.available(fsfuzz.ROLES[role]) if not seen[role, k]]
-        assert not missing, "never at a {} path: {}".format(role, missing)
+    for where, role in (("profile", "profile"), ("output", "output"),
+                        ("step table", "output"), ("folder", "folder"), ("OUTDIR", "folder")):
+        missing = [k for k, _ in fsfuzz.available(fsfuzz.ROLES[role]) if not seen[where, k]]
+        assert not missing, "never at a {} path: {}".format(where, missing)
     assert odd["single"] and odd["batch"], odd
