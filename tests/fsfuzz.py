@@ -800,6 +800,8 @@ def main(argv) -> int:
     root = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="fsfuzz-"))
     problems, report = run_example(options.mode, options.seed, options.number,
                                    root / "case", keep=bool(options.keep))
+    if not options.keep:
+        os.rmdir(str(root))
     print(report)
     return 1 if problems else 0
 
