@@ -482,13 +482,15 @@ def expected_tables(case: str) -> dict:
 
 # ---- the checks ---------------------------------------------------------------------
 
-def check_stderr(run: Run, problems: list) -> list:
+def check_stderr(run: Run, root: Path, problems: list) -> list:
     """The checks every run gets; the error lines."""
     if run.hung:
         problems.append("hung: killed after {:.0f} s".format(TIMEOUT))
         return []
     if run.code not in (0, 1, 2):
         problems.append("exit code {}".format(run.code))
+    if run.stdout:
+        problems.append("{} bytes on stdout, where nothing goes".format(len(run.stdout)))
     try:
         run.raw_stderr.decode("utf-8")
     except UnicodeDecodeError:
@@ -498,7 +500,13 @@ def check_stderr(run: Run, problems: list) -> list:
             problems.append("stderr: {}".format(line[:300]))
         elif not STDERR_LINE.match(line):
             problems.append("stderr line of no known form: {!r}".format(line[:300]))
-    return [l for l in run.lines if l.startswith("extract: error: ")]
+    errors = [l for l in run.lines if l.startswith("extract: error: ")]
+    for line in errors:  # every path of a layout is under its root, given absolute
+        if not line.startswith("extract: error: {}/".format(root)) or ": " not in \
+                line[len("extract: error: {}/".format(root)):]:
+            problems.append("an error line not of the form <file>: <problem>: {!r}"
+                            .format(line[:300]))
+    return errors
 
 
 def check_changes(before: dict, after: dict, allowed, problems: list) -> dict:
@@ -527,7 +535,7 @@ def points_to_keep(slot: Slot) -> bool:
 
 def check_single(example: Example, run: Run, before: dict, after: dict) -> list:
     problems = []
-    errors = check_stderr(run, problems)
+    errors = check_stderr(run, example.root, problems)
     if run.hung:
         return problems
     good = example.profile.kind in (FILE, LINK_FILE)
@@ -591,7 +599,7 @@ def check_batch(example: Example, run: Run, before: dict, after: dict, previous=
     """The problems of one batch run; and its index entries by candidate token (for a
     second run: `previous`, the first run's)."""
     problems = []
-    errors = check_stderr(run, problems)
+    errors = check_stderr(run, example.root, problems)
     if run.hung:
         return problems, {}
     outdir = example.outdir
