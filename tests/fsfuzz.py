@@ -28,9 +28,10 @@ The promises checked (`problems` returns each one broken, as a sentence):
   nor (for `-o`) a link to one;
 - a failed single run changes nothing at all (new empty folders aside);
 - whatever extract writes for a good profile is that profile's exact summary (the
-  fixture's expected.json with the `profile` value) and step tables; a good profile with
-  clean output paths is summarised, in a single run and in a batch beside hostile
-  entries; a hostile "profile" is never summarised;
+  fixture's expected.json with the path as typed, shown as extract shows paths, for
+  `profile`) and step tables; a good profile with clean output paths is summarised, in
+  a single run and in a batch beside hostile entries; a hostile "profile" is never
+  summarised;
 - a batch's index.jsonl holds whole JSON lines, one per profile found (a regular file
   found must have one; a FIFO, device or broken link found may instead be passed over
   with a note), none for anything else; `ok` lines have their summary (same sha256),
@@ -434,28 +435,18 @@ def read(path):
 
 # ---- what a good profile gives --------------------------------------------------------
 
-def expected_summary(case: str, label: str):
-    """(bytes, exact): the fixture's summary with this `profile` value; `exact` False
-    when the label is not UTF-8 (how it is escaped is extract's choice: that line is
-    then not compared)."""
+def shown(path) -> str:
+    """A path as extract shows it (README, "Paths that are not UTF-8"): each byte that
+    is not UTF-8 as `\\xNN`."""
+    return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+
+
+def expected_summary(case: str, label) -> bytes:
+    """The fixture's summary with this `profile` value."""
     lines = (EDGE / case / "expected.json").read_bytes().split(b"\n")
     assert lines[1].startswith(b'  "profile": ')
-    lines[1] = b'  "profile": ' + json.dumps(label).encode("ascii") + b","
-    try:
-        label.encode("utf-8")
-        return b"\n".join(lines), True
-    except UnicodeEncodeError:
-        return b"\n".join(lines), False
-
-
-def same_summary(got: bytes, case: str, label: str) -> bool:
-    want, exact = expected_summary(case, label)
-    if exact or got is None:
-        return got == want
-    got_lines, want_lines = got.split(b"\n"), want.split(b"\n")
-    return len(got_lines) == len(want_lines) and all(
-        g == w for i, (g, w) in enumerate(zip(got_lines, want_lines)) if i != 1) \
-        and got_lines[1].startswith(b'  "profile": "')
+    lines[1] = b'  "profile": ' + json.dumps(shown(label)).encode("ascii") + b","
+    return b"\n".join(lines)
 
 
 _TABLES = {}
@@ -588,7 +579,7 @@ def check_single(example: Example, run: Run, before: dict, after: dict) -> list:
                 problems.append("exit 0 and no {} at {}".format(what, path))
             elif state["kind"] == stat.S_IFREG:
                 data = read(os.path.realpath(str(path)))
-                right = same_summary(data, example.case, label) if what == "summary" \
+                right = data == expected_summary(example.case, label) if what == "summary" \
                     else data == expected_tables(example.case)[what]
                 if not right:
                     problems.append("{} at {} is not the profile's".format(what, path))
@@ -737,6 +728,8 @@ def check_candidate(example, candidate, entry, run, stopped, summary_at, first_r
     problems = []
     if not candidate.searchable:
         problems.append("{}: indexed, though its folder cannot be read".format(label))
+    if entry["profile"] != shown(label):
+        problems.append("{}: indexed as {!r}".format(label, entry["profile"]))
     status = entry.get("status")
     if status == "failed":
         reason = entry.get("reason")
@@ -758,7 +751,7 @@ def check_candidate(example, candidate, entry, run, stopped, summary_at, first_r
     if where is None:
         return problems + ["{}: status {}, and no summary with its summary_sha256"
                            .format(label, status)]
-    if not same_summary(read(where), candidate.case, str(label)):
+    if read(where) != expected_summary(candidate.case, label):
         problems.append("{}: its summary is not the profile's".format(label))
     if example.csv:
         for name, want in expected_tables(candidate.case).items():
