@@ -11,8 +11,8 @@ which prints its layout, its command, what extract did and every broken promise.
 A layout lives in one temporary folder: `in/` holds the inputs, `out/` the outputs,
 `elsewhere/` the targets of symbolic links. At each path extract reads or writes -- the
 profile (a single run's PROFILE, or every `profile.pop` of a batch's tree), the output
-(`-o FILE`, and `summary.json`, `steps.csv`, `first-body.csv` and `index.jsonl` inside
-OUTDIR), and the output's folder (OUTDIR, or `-o FILE`'s folder) -- it puts one of
+(`-o FILE`, and `summary.json`, `steps.csv`, `first-body.csv`, `index.jsonl` and its
+lock file `.index.jsonl.lock` inside OUTDIR), and the output's folder (OUTDIR, or `-o FILE`'s folder) -- it puts one of
 KINDS: nothing, a good file, a folder, a FIFO, a character device (a private /dev/null),
 a symbolic link to each, a dangling link, a link loop, an unreadable file or folder, a
 read-only folder; and some folder names carry a byte that is not UTF-8.
@@ -232,6 +232,8 @@ class Example:
         self.index = self.slot("output", inside / "index.jsonl",
                                self.rng.choices([ABSENT, FILE, None], [60, 15, 25])[0]) \
             if inside else None
+        self.lock = self.slot("output", inside / ".index.jsonl.lock", self.rng.choices(
+            [ABSENT, FILE, None], [70, 10, 20])[0]) if inside else None  # the index's lock
         for number in range(self.rng.randint(2, 5)):
             token = "p{}x".format(number)
             name = self.odd_name(token, 0.15)
@@ -257,8 +259,8 @@ class Example:
                     if candidate and not candidate.nested:
                         candidate.clean = candidate.clean and all(
                             s.kind in (ABSENT, FILE) for s in slots)
-        clean = self.outdir.kind in (ABSENT, DIR, LINK_DIR) and (
-            self.index is None or self.index.kind in (ABSENT, FILE))
+        clean = self.outdir.kind in (ABSENT, DIR, LINK_DIR) and all(
+            s is None or s.kind in (ABSENT, FILE) for s in (self.index, self.lock))
         for candidate in self.candidates:
             candidate.clean = candidate.clean and clean
         self.args = [self.inputs, "-o", self.outdir.path, "-j", self.jobs] + (
@@ -613,8 +615,9 @@ def check_batch(example: Example, run: Run, before: dict, after: dict, previous=
             return None
         name = os.path.basename(path)
         top = os.path.dirname(path) == area
-        ours = name in ("summary.json",) + CSV_NAMES or (top and (
-            re.match(r"^index(-shard-\d+-of-\d+)?\.jsonl$", name) or "lock" in name))
+        ours = name in ("summary.json",) + CSV_NAMES or (top and re.match(
+            r"^(index(-shard-\d+-of-\d+)?\.jsonl|\.index(-shard-\d+-of-\d+)?\.jsonl\.lock)$",
+            name))
         if not ours or new["kind"] != stat.S_IFREG:
             return "not one of extract's files (a temporary file left?)"
         return None
