@@ -12,10 +12,11 @@ A layout lives in one temporary folder: `in/` holds the inputs, `out/` the outpu
 `elsewhere/` the targets of symbolic links. At each path extract reads or writes -- the
 profile (a single run's PROFILE, or every `profile.pop` of a batch's tree), the output
 (`-o FILE`, and `summary.json`, `steps.csv`, `first-body.csv`, `index.jsonl` and its
-lock file `.index.jsonl.lock` inside OUTDIR), and the output's folder (OUTDIR, or `-o FILE`'s folder) -- it puts one of
-KINDS: nothing, a good file, a folder, a FIFO, a character device (a private /dev/null),
-a symbolic link to each, a dangling link, a link loop, an unreadable file or folder, a
-read-only folder; and some folder names carry a byte that is not UTF-8.
+lock file `.index.jsonl.lock` inside OUTDIR), and the output's folder (OUTDIR, or
+`-o FILE`'s folder) -- it puts one of KINDS: nothing, a good file, a folder, a FIFO, a
+character device (a private /dev/null), a symbolic link to each, a dangling link, a
+link loop, an unreadable file or folder, a read-only folder; and some folder names
+carry a byte that is not UTF-8.
 
 The promises checked (`problems` returns each one broken, as a sentence):
 - no hang (a subprocess time limit), exit code 0, 1 or 2;
