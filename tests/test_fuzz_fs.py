@@ -18,7 +18,7 @@ import pytest
 
 import fsfuzz
 
-EXAMPLES = int(os.environ.get("EXTRACT_FSFUZZ_EXAMPLES", "80"))
+EXAMPLES = int(os.environ.get("EXTRACT_FSFUZZ_EXAMPLES", "64"))
 BATCH_EXAMPLES = max(13, EXAMPLES // 4)
 SEED = os.environ.get("EXTRACT_FSFUZZ_SEED", "0")
 
