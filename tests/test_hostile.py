@@ -181,11 +181,8 @@ def _require_permissions():
 
 def _run_without_root(prefix, args, cwd=None):
     """Run extract ARGS under `prefix` with the pva stand-in: (exit code, stderr)."""
-    env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
-    done = subprocess.run(prefix + extract_command() + [str(a) for a in args], cwd=cwd,
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=120)
-    return done.returncode, done.stderr.decode()
+    done = run_extract(*args, cwd=cwd, prefix=prefix)
+    return done.code, done.stderr
 
 
 def test_unreadable_profile_is_permission_denied(tmp_path):
@@ -229,11 +226,8 @@ def _limit_file_size(limit: int):
 
 
 def _run_limited(args, limit, cwd=None):
-    env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
-    done = subprocess.run(extract_command() + [str(a) for a in args], cwd=cwd, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
-                          preexec_fn=_limit_file_size(limit))
-    return done.returncode, done.stderr.decode()
+    done = run_extract(*args, cwd=cwd, preexec_fn=_limit_file_size(limit))
+    return done.code, done.stderr
 
 
 def test_full_disk_keeps_the_previous_summary(tmp_path):

@@ -63,10 +63,8 @@ def test_root_can_make_immutable_files(tmp_path, immutable):
 
 def run_with(args, **popen):
     """Run extract with its stdout set up by the caller; (exit code, stderr text)."""
-    environment = dict(os.environ, PYTHONPATH=str(Path(__file__).parent / "pva_double"))
-    done = subprocess.run(extract_command() + [str(a) for a in args], env=environment,
-                          stderr=subprocess.PIPE, timeout=60, **popen)
-    return done.returncode, done.stderr.decode("utf-8", "replace")
+    done = run_extract(*args, timeout=60, **popen)
+    return done.code, done.stderr
 
 
 # ---- item 1: a device, FIFO or socket as -o ------------------------------------------

@@ -3,7 +3,7 @@ run or a batch's worker asks: the same bytes either way, step tables included.""
 
 import pytest
 
-from conftest import EDGE, copy_case, golden_case_folder, run_extract
+from conftest import EDGE, copy_case, golden_case_folder, invoke_extract
 
 OUTPUTS = ("summary.json", "steps.csv", "first-body.csv")
 
@@ -15,10 +15,10 @@ def test_a_batch_writes_what_a_single_run_writes(tmp_path, pva):
     for name, source in cases.items():
         copy_case(source, tmp_path / "runs" / name)
     options = ["--csv"] + ([] if pva else ["--no-pva"])
-    batch = run_extract("runs", "-o", "out", "-j", "2", *options, cwd=tmp_path)
+    batch = invoke_extract("runs", "-o", "out", "-j", "2", *options, cwd=tmp_path)
     assert batch.code == 0, batch
     for name in cases:
-        single = run_extract("runs/{}/profile.pop".format(name), "-o",
+        single = invoke_extract("runs/{}/profile.pop".format(name), "-o",
                              "single/{}/summary.json".format(name), *options, cwd=tmp_path)
         assert single.code == 0, single
         for output in OUTPUTS:
