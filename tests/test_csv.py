@@ -113,7 +113,7 @@ def test_golden_step_tables(tmp_path):
 def test_no_pva_leaves_the_pva_columns_empty(tmp_path):
     profile = copy_case(EDGE / "name-rules", tmp_path / "case")
     result = invoke_extract(profile, "-o", tmp_path / "out" / "s.json", "--csv", "--no-pva",
-                         pva=False)
+                            pva=False)
     assert result.code == 0, result
     _, steps = read_csv(tmp_path / "out" / "steps.csv")
     assert len(steps) == len(sql_step_rows(profile)) == 11

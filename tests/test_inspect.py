@@ -422,7 +422,7 @@ def test_format_version_from_pva(tmp_path, golden, unstable):
                                 "format_version": "2.5.1", "unstable_format": unstable,
                                 "errors": []}
     text = invoke_extract("inspect", golden, pva=False,
-                       env={"PYTHONPATH": str(path)}).stdout.decode("utf-8")
+                          env={"PYTHONPATH": str(path)}).stdout.decode("utf-8")
     assert "report: Poplar 3.4.0 (d2e6fb6b5c), profile format 2.5.1{}\n".format(
         " (unstable format)" if unstable else "") in text
 
@@ -439,7 +439,7 @@ def test_what_pva_cannot_tell_is_null_and_said(tmp_path, golden):
         "poplarVersion: RuntimeError: no version recorded",
         "version: AttributeError: '_Report' object has no attribute 'version'"]
     text = invoke_extract("inspect", golden, pva=False,
-                       env={"PYTHONPATH": str(path)}).stdout.decode("utf-8")
+                          env={"PYTHONPATH": str(path)}).stdout.decode("utf-8")
     assert "pva: importable, version unknown (the module has no __version__)" in text
     assert "report: Poplar unknown, profile format unknown" in text
     assert "  pva could not tell poplarVersion: RuntimeError: no version recorded" in text

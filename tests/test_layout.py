@@ -19,7 +19,7 @@ def test_a_batch_writes_what_a_single_run_writes(tmp_path, pva):
     assert batch.code == 0, batch
     for name in cases:
         single = invoke_extract("runs/{}/profile.pop".format(name), "-o",
-                             "single/{}/summary.json".format(name), *options, cwd=tmp_path)
+                                "single/{}/summary.json".format(name), *options, cwd=tmp_path)
         assert single.code == 0, single
         for output in OUTPUTS:
             written = (tmp_path / "single" / name / output).read_bytes()

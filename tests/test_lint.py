@@ -20,7 +20,7 @@ def test_debug_traceback_of_a_deeply_nested_rules_file_is_ours_alone(tmp_path, g
     beneath it, nor a second failure "during handling" of it (B904: from None)."""
     rules = _deep_toml(tmp_path / "deep.toml")
     result = invoke_extract("run", "--debug", "--rules", rules, golden_profile,
-                         "-o", tmp_path / "summary.json")
+                            "-o", tmp_path / "summary.json")
     assert result.code == 2, result
     assert result.stderr.splitlines()[-1] == (
         "extract: error: {}: not valid TOML: arrays or tables nested too deeply".format(rules))

@@ -488,7 +488,7 @@ def test_bad_rules_are_a_usage_error(tmp_path):
     rules = tmp_path / "rules.toml"
     rules.write_text('fallback = "other"\n[[rules]]\npattern = "("\nlabel = "x"\n')
     result = invoke_extract("stages", EDGE / "multi-ipu" / "profile.pop", "--rules", rules,
-                         pva=False)
+                            pva=False)
     assert result.code == 2
     assert result.stderr.startswith("extract: error: {}: rule 1: pattern is not a valid "
                                     "regular expression".format(rules))
@@ -498,7 +498,7 @@ def test_bad_rules_are_a_usage_error(tmp_path):
 def test_usage_errors():
     assert invoke_extract("stages", pva=False).code == 2
     result = invoke_extract("stages", EDGE / "multi-ipu" / "profile.pop", "--top", "-1",
-                         pva=False)
+                            pva=False)
     assert result.code == 2 and "--top" in result.stderr
     text = invoke_extract("stages", "--help").stdout.decode("utf-8")
     for option in ("--rules", "--top", "--json"):
