@@ -169,3 +169,14 @@ def golden_case_folder() -> Path:
 def golden_profile(tmp_path):
     """A private copy of the golden fixture, laid out as in the reference's path."""
     return copy_case(golden_case_folder(), tmp_path / "poprt" / "profile_logs_f8weight" / "inference")
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """The project's wheel (pip wheel), built once for the tests that unpack it."""
+    dist = tmp_path_factory.mktemp("dist")
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                           str(dist), str(REPO)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    return next(dist.glob("popvision_extractor-*.whl"))

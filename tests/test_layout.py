@@ -27,7 +27,7 @@ def test_a_batch_writes_what_a_single_run_writes(tmp_path, pva):
             assert (tmp_path / "out" / name / output).read_bytes() == written, (name, output)
 
 
-def test_the_wheel_carries_every_subpackage(tmp_path):
+def test_the_wheel_carries_every_subpackage(tmp_path, wheel):
     # Run from an unpacked wheel, away from the checkout: a batch (extractor.batch), a
     # comparison with its chart (extractor.compare) and inspect (extractor.diagnose).
     import os
@@ -35,13 +35,8 @@ def test_the_wheel_carries_every_subpackage(tmp_path):
     import sys
     import zipfile
 
-    from conftest import PVA_DOUBLE, REPO
+    from conftest import PVA_DOUBLE
 
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                           str(tmp_path / "dist"), str(REPO)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
-    wheel = next((tmp_path / "dist").glob("popvision_extractor-*.whl"))
     with zipfile.ZipFile(str(wheel)) as archive:
         archive.extractall(str(tmp_path / "site"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path / "site"),
