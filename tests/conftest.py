@@ -86,6 +86,13 @@ def _pva_modules():
     return [name for name in sys.modules if name == "pva" or name.startswith("pva.")]
 
 
+def _runner(runner_class):
+    try:  # click before 8.2 mixes stderr into stdout unless told not to
+        return runner_class(mix_stderr=False)
+    except TypeError:  # click 8.2 and later (typer 0.29's): always apart
+        return runner_class()
+
+
 class InProcessTimeout(BaseException):
     """An in-process run took longer than its `timeout`: not an Exception, so that the CLI's
     catch-all does not turn it into an error line; the test fails with it."""
@@ -130,7 +137,7 @@ def invoke_extract(*args, cwd=None, pva=True, env=None, timeout=120):
     try:
         if cwd is not None:
             os.chdir(str(cwd))
-        result = CliRunner().invoke(app, args, env=env, prog_name="extract")
+        result = _runner(CliRunner).invoke(app, args, env=env, prog_name="extract")
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, alarm)
