@@ -4,7 +4,7 @@ process as it found it, and answers as run_extract (the CLI in a subprocess) doe
 import signal
 import sys
 
-from conftest import EDGE, invoke_extract, run_extract
+from conftest import EDGE, InProcessResult, invoke_extract, run_extract
 
 PROFILE = EDGE / "multi-ipu" / "profile.pop"
 
@@ -37,6 +37,9 @@ def test_without_pva_an_in_process_run_cannot_import_it(tmp_path):
     assert invoke_extract(PROFILE, "-o", "-").code == 0
     here = invoke_extract(PROFILE, "-o", tmp_path / "s.json", pva=False)
     there = run_extract(PROFILE, "-o", tmp_path / "s.json", pva=False)
+    # ...and it did run in this process: no test left the stand-in on sys.path (that
+    # would make every run without pva fall back to a subprocess).
+    assert isinstance(here, InProcessResult)
     assert here.code == there.code == 1, (here, there)
     assert here.stderr == there.stderr
     assert "--no-pva" in here.stderr
