@@ -8,13 +8,12 @@ partial file; a summary is exactly `json.dumps(summary, indent=2) + "\\n"`.
 
 import json
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 import badinput as bad
-from conftest import EDGE, copy_case, golden_case_folder, run_extract, sha256
+from conftest import EDGE, copy_case, golden_case_folder, invoke_extract, sha256
 from spec_oracle import Refused, oracle_summary
 
 CASES = bad.corpus()
@@ -52,7 +51,8 @@ def expected_outcome(case, profile: Path, label: str):
 
 @pytest.fixture(scope="session")
 def single_runs(tmp_path_factory):
-    """Every case damaged in its own folder and extracted alone, four at a time."""
+    """Every case damaged in its own folder and extracted alone (in this process: one at
+    a time)."""
     root = tmp_path_factory.mktemp("single")
     prepared = []
     for case in CASES:
@@ -67,10 +67,9 @@ def single_runs(tmp_path_factory):
 
     def run(item):
         case, folder, profile, out, before, outcome = item
-        return case.name, (item, run_extract(profile, "-o", out / "summary.json", timeout=60))
+        return case.name, (item, invoke_extract(profile, "-o", out / "summary.json", timeout=60))
 
-    with ThreadPoolExecutor(4) as pool:
-        return dict(pool.map(run, prepared))
+    return dict(map(run, prepared))
 
 
 def check_error_line(stderr: str, source: str, pattern: str) -> str:
@@ -157,7 +156,7 @@ def test_corpus_inside_a_batch(tmp_path):
     before = {str(p): sha256(p) for p in runs.rglob("*") if p.is_file()}
     names_before = sorted(str(p) for p in runs.rglob("*"))
 
-    result = run_extract("runs", "-o", "out", "-j", "2", cwd=tmp_path, timeout=300)
+    result = invoke_extract("runs", "-o", "out", "-j", "2", cwd=tmp_path, timeout=300)
 
     assert result.code == 1, result
     assert "Traceback" not in result.stderr
@@ -174,7 +173,7 @@ def test_corpus_inside_a_batch(tmp_path):
         assert entry["status"] == "ok", entry
         data = (out / folder / "summary.json").read_bytes()
         assert entry["summary_sha256"] == __import__("hashlib").sha256(data).hexdigest()
-        assert data == run_extract(label, cwd=tmp_path).stdout
+        assert data == invoke_extract(label, cwd=tmp_path).stdout
     for folder, (kind, pattern) in expected.items():
         label = "runs/{}/profile.pop".format(folder)
         entry = entries[label]

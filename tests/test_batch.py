@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (EDGE, REPO, copy_case, extract_command, golden_case_folder,
-                      run_extract, sha256, PVA_DOUBLE)
+from conftest import (EDGE, PVA_DOUBLE, REPO, copy_case, extract_command,
+                      golden_case_folder, invoke_extract, sha256)
 
 GOOD_CASES = ["multi-ipu", "one-anchor", "no-anchors", "compile-only", "unicode-names"]
 
@@ -51,13 +51,13 @@ def test_batch_mirrors_the_tree_and_isolates_failures(tmp_path):
     root = tmp_path / "runs"
     layout = make_tree(root)
     hashes = {p: sha256(p) for p in root.rglob("*.pop")}
-    result = run_extract("runs", "-o", "out", "-j", "2", cwd=tmp_path)
+    result = invoke_extract("runs", "-o", "out", "-j", "2", cwd=tmp_path)
     assert result.code == 1, result  # one profile failed
     out = tmp_path / "out"
     assert sorted(summaries(out)) == sorted(layout)
     # Each summary is what `extract PROFILE` writes, with the profile path as given.
     for folder in layout:
-        single = run_extract("runs/{}/profile.pop".format(folder), cwd=tmp_path)
+        single = invoke_extract("runs/{}/profile.pop".format(folder), cwd=tmp_path)
         assert summaries(out)[folder] == single.stdout, folder
         assert json.loads(single.stdout)["profile"] == "runs/{}/profile.pop".format(folder)
     lines = result.stderr.splitlines()
@@ -89,8 +89,8 @@ def test_batch_mirrors_the_tree_and_isolates_failures(tmp_path):
 def test_rerun_is_incremental_and_force_redoes(tmp_path):
     root = tmp_path / "runs"
     make_tree(root)
-    first = run_extract("runs", "-o", "out", cwd=tmp_path)
-    again = run_extract("runs", "-o", "out", cwd=tmp_path)
+    first = invoke_extract("runs", "-o", "out", cwd=tmp_path)
+    again = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert again.stderr.splitlines()[-1] == "0 extracted, 7 up to date, 1 failed"
     statuses = {e["profile"]: e["status"] for e in index_lines(tmp_path / "out")}
     assert statuses["runs/vit/fp8/profile.pop"] == "up to date"
@@ -98,13 +98,13 @@ def test_rerun_is_incremental_and_force_redoes(tmp_path):
     # Touching an input, changing the rules, or deleting a summary redoes just that one.
     os.utime(str(root / "edge/one/profile.pop"), ns=(1, 1))
     (tmp_path / "out" / "z/unicode/summary.json").unlink()
-    third = run_extract("runs", "-o", "out", cwd=tmp_path)
+    third = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert third.stderr.splitlines()[-1] == "2 extracted, 5 up to date, 1 failed"
     rules = tmp_path / "rules.toml"
     rules.write_text((REPO / "stage_rules.toml").read_text() + "\n# changed\n")
-    fourth = run_extract("runs", "-o", "out", "--rules", rules, cwd=tmp_path)
+    fourth = invoke_extract("runs", "-o", "out", "--rules", rules, cwd=tmp_path)
     assert fourth.stderr.splitlines()[-1] == "7 extracted, 0 up to date, 1 failed"
-    forced = run_extract("runs", "-o", "out", "--rules", rules, "--force", cwd=tmp_path)
+    forced = invoke_extract("runs", "-o", "out", "--rules", rules, "--force", cwd=tmp_path)
     assert forced.stderr.splitlines()[-1] == "7 extracted, 0 up to date, 1 failed"
     assert first.code == again.code == third.code == fourth.code == forced.code == 1
 
@@ -115,7 +115,7 @@ def test_a_crashing_worker_fails_only_its_profile(tmp_path, jobs):
         copy_case(EDGE / "one-anchor", tmp_path / "runs" / name)
     double = tmp_path / "runs" / "b" / "pva-double.json"
     double.write_text(json.dumps(dict(json.loads(double.read_text()), _test_crash="SIGSEGV")))
-    result = run_extract("runs", "-o", "out", "-j", jobs, cwd=tmp_path)
+    result = invoke_extract("runs", "-o", "out", "-j", jobs, cwd=tmp_path)
     assert result.code == 1, result
     assert ("extract: error: runs/b/profile.pop: the worker process extracting it died "
             "(killed by SIGSEGV)") in result.stderr.splitlines()
@@ -126,9 +126,9 @@ def test_a_crashing_worker_fails_only_its_profile(tmp_path, jobs):
 def test_jobs_do_not_change_bytes(tmp_path):
     root = tmp_path / "runs"
     make_tree(root)
-    run_extract("runs", "-o", "one", "-j", "1", cwd=tmp_path)
-    run_extract("runs", "-o", "two", "-j", "2", cwd=tmp_path)
-    run_extract("runs", "-o", "four", "-j", "4", cwd=tmp_path)
+    invoke_extract("runs", "-o", "one", "-j", "1", cwd=tmp_path)
+    invoke_extract("runs", "-o", "two", "-j", "2", cwd=tmp_path)
+    invoke_extract("runs", "-o", "four", "-j", "4", cwd=tmp_path)
     assert summaries(tmp_path / "one") == summaries(tmp_path / "two") == \
         summaries(tmp_path / "four")
     assert len(summaries(tmp_path / "one")) == 7
@@ -136,7 +136,7 @@ def test_jobs_do_not_change_bytes(tmp_path):
 
 def test_quiet_prints_errors_and_the_last_line(tmp_path):
     make_tree(tmp_path / "runs")
-    result = run_extract("runs", "-o", "out", "--quiet", cwd=tmp_path)
+    result = invoke_extract("runs", "-o", "out", "--quiet", cwd=tmp_path)
     assert result.stderr.splitlines() == [
         "extract: error: runs/bad/profile.pop: not an SQLite database",
         "7 extracted, 0 up to date, 1 failed"]
@@ -146,7 +146,7 @@ def test_several_arguments_go_under_their_own_names(tmp_path):
     copy_case(golden_case_folder(), tmp_path / "a" / "x")
     copy_case(EDGE / "one-anchor", tmp_path / "b" / "x")
     copy_case(EDGE / "no-anchors", tmp_path / "single")
-    result = run_extract("a", "b", "single/profile.pop", "-o", "out", cwd=tmp_path)
+    result = invoke_extract("a", "b", "single/profile.pop", "-o", "out", cwd=tmp_path)
     assert result.code == 0, result
     assert sorted(summaries(tmp_path / "out")) == ["a/x", "b/x", "single"]
 
@@ -157,7 +157,7 @@ def test_no_output_escapes_outdir(tmp_path):
     (tmp_path / "out").mkdir()
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "out" / "evil").symlink_to(tmp_path / "elsewhere")
-    result = run_extract("runs", "-o", "out", cwd=tmp_path)
+    result = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert result.code == 1, result
     assert "outside the output folder" in result.stderr
     assert list((tmp_path / "elsewhere").iterdir()) == []
@@ -166,7 +166,7 @@ def test_no_output_escapes_outdir(tmp_path):
 def test_symlink_loop_is_passed_over(tmp_path):
     copy_case(EDGE / "one-anchor", tmp_path / "runs" / "a")
     (tmp_path / "runs" / "a" / "loop").symlink_to(tmp_path / "runs")
-    result = run_extract("runs", "-o", "out", cwd=tmp_path)
+    result = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert result.code == 0, result
     assert "symbolic link" in result.stderr
     assert sorted(summaries(tmp_path / "out")) == ["a"]
@@ -192,27 +192,27 @@ def test_unreadable_folder_is_reported_and_passed_over(tmp_path, monkeypatch):
 
 def test_batch_usage_errors(tmp_path):
     make_tree(tmp_path / "runs")
-    assert run_extract("runs", cwd=tmp_path).code == 2
+    assert invoke_extract("runs", cwd=tmp_path).code == 2
     (tmp_path / "afile").write_text("x")
-    assert run_extract("runs", "-o", "afile", cwd=tmp_path).code == 2
-    assert run_extract("runs", "-o", "out", "--shard", "3/2", cwd=tmp_path).code == 2
-    assert run_extract("runs", "-o", "out", "--shard", "x", cwd=tmp_path).code == 2
-    assert run_extract("runs", "-o", "out", "--jobs", "0", cwd=tmp_path).code == 2
+    assert invoke_extract("runs", "-o", "afile", cwd=tmp_path).code == 2
+    assert invoke_extract("runs", "-o", "out", "--shard", "3/2", cwd=tmp_path).code == 2
+    assert invoke_extract("runs", "-o", "out", "--shard", "x", cwd=tmp_path).code == 2
+    assert invoke_extract("runs", "-o", "out", "--jobs", "0", cwd=tmp_path).code == 2
     single = golden_case_folder() / "profile.pop"
-    assert run_extract(single, "-o", "s.json", "--jobs", "2", cwd=tmp_path).code == 2
+    assert invoke_extract(single, "-o", "s.json", "--jobs", "2", cwd=tmp_path).code == 2
     assert not (tmp_path / "out").exists()
 
 
 def test_shards_cover_every_profile_once_and_merge(tmp_path):
     make_tree(tmp_path / "runs")
     for k in (1, 2, 3):
-        run_extract("runs", "-o", "out", "--shard", "{}/3".format(k), cwd=tmp_path)
+        invoke_extract("runs", "-o", "out", "--shard", "{}/3".format(k), cwd=tmp_path)
     names = ["index-shard-{}-of-3.jsonl".format(k) for k in (1, 2, 3)]
     shares = [[e["profile"] for e in index_lines(tmp_path / "out", n)] for n in names]
     everything = sorted(p for share in shares for p in share)
     assert len(everything) == len(set(everything)) == 8
     assert all(2 <= len(share) <= 3 for share in shares)
-    merged = run_extract("merge", "out", cwd=tmp_path)
+    merged = invoke_extract("merge", "out", cwd=tmp_path)
     assert merged.code == 0, merged
     assert sorted(e["profile"] for e in index_lines(tmp_path / "out")) == everything
     assert len(summaries(tmp_path / "out")) == 7
@@ -224,11 +224,11 @@ def test_slurm_shard_reads_the_array_variables(tmp_path):
     for task in (4, 5, 6):  # an array declared as --array=4-6
         env = {"SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_COUNT": "3",
                "SLURM_ARRAY_TASK_MIN": "4"}
-        run_extract("runs", "-o", "out", "--shard", "slurm", cwd=tmp_path, env=env)
+        invoke_extract("runs", "-o", "out", "--shard", "slurm", cwd=tmp_path, env=env)
         seen.append(task)
     for k in (1, 2, 3):
         assert (tmp_path / "out" / "index-shard-{}-of-3.jsonl".format(k)).exists()
-    outside = run_extract("runs", "-o", "out", "--shard", "slurm", cwd=tmp_path)
+    outside = invoke_extract("runs", "-o", "out", "--shard", "slurm", cwd=tmp_path)
     assert outside.code == 2 and "SLURM_ARRAY_TASK_ID" in outside.stderr
 
 
@@ -239,19 +239,29 @@ def _start_batch(cwd: Path, *args, stderr=subprocess.DEVNULL):
                             start_new_session=True)
 
 
-def _wait_for_index_lines(outdir: Path, count: int, process, limit=60.0) -> None:
-    """Wait until the running batch has indexed `count` profiles (0: just started)."""
-    deadline = time.monotonic() + limit
+def _extracted(outdir: Path) -> set:
+    """The profiles the index says were extracted (`ok`), by any run so far; an `up to
+    date` line (a rerun going over what an earlier run did) is not new work."""
     index = outdir / "index.jsonl"
+    data = index.read_bytes() if index.exists() else b""
+    whole = data[:data.rfind(b"\n") + 1]  # a line being appended is not read half-way
+    return {e["profile"] for e in map(json.loads, whole.splitlines()) if e["status"] == "ok"}
+
+
+def _wait_for_index_lines(outdir: Path, count: int, process, limit=60.0) -> None:
+    """Wait until the running batch has extracted `count` profiles (all runs together);
+    0: until it has started (locked its index: the workers are being spawned)."""
+    deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         ended = process.poll() is not None  # before reading: its last lines are then in
-        lines = index.read_bytes().count(b"\n") if index.exists() else 0
-        if lines >= count:
+        if count == 0 and (outdir / ".index.jsonl.lock").exists():
+            return
+        if count and len(_extracted(outdir)) >= count:
             return
         if ended:
             break
         time.sleep(0.01)
-    pytest.fail("the batch ended or stalled before indexing {} profiles".format(count))
+    pytest.fail("the batch ended or stalled before extracting {} profiles".format(count))
 
 
 def _last_line_counts(stderr: str):
@@ -284,18 +294,19 @@ def test_sigkill_at_any_moment_then_rerun_finishes_exactly_the_rest(tmp_path):
     for n in range(total):
         copy_case(golden_case_folder() if n % 2 else EDGE / "multi-ipu",
                   root / "p{:02d}".format(n))
-    run_extract("runs", "-o", "reference", "-j", "2", cwd=tmp_path)
+    invoke_extract("runs", "-o", "reference", "-j", "2", cwd=tmp_path)
     expected = summaries(tmp_path / "reference")
     assert len(expected) == total
     out = tmp_path / "out"
     # Kill the whole process group (parent and workers) at several points: before any
-    # profile is indexed, and after 1, 5 and 9 more.
-    for indexed in (0, 1, 5, 9):
-        before = _assert_consistent(out, expected) if out.exists() else 0
+    # profile is extracted (mid start-up: workers spawning), and after 1, 5 and 9 more
+    # extracted (not counting the `up to date` lines a rerun writes first).
+    for extracted in (0, 1, 5, 9):
+        if out.exists():
+            _assert_consistent(out, expected)
+        before = len(_extracted(out))
         process = _start_batch(tmp_path, "runs", "-o", "out", "-j", "2")
-        _wait_for_index_lines(out, before + indexed if indexed else 0, process)
-        if indexed == 0:
-            time.sleep(0.3)  # mid start-up: workers spawning, first profiles in flight
+        _wait_for_index_lines(out, before + extracted if extracted else 0, process)
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         _assert_consistent(out, expected)
@@ -303,7 +314,7 @@ def test_sigkill_at_any_moment_then_rerun_finishes_exactly_the_rest(tmp_path):
                                        (out / "index.jsonl").read_text().splitlines())
                 if e["status"] in ("ok", "up to date")}
     assert 0 < len(finished) < total
-    rerun = run_extract("runs", "-o", "out", "-j", "2", cwd=tmp_path)
+    rerun = invoke_extract("runs", "-o", "out", "-j", "2", cwd=tmp_path)
     assert rerun.code == 0, rerun
     extracted, up_to_date, failed = _last_line_counts(rerun.stderr)
     # Exactly the profiles without an index line are extracted again.
@@ -361,7 +372,9 @@ def test_progress_bar_on_a_terminal(tmp_path):
     screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
     assert process.returncode == 1, screen
     assert re.search(r"extract .*\d+/8 .*eta", screen), screen  # bar, done of total, times
-    assert re.search(r"runs/\S+/profile\.pop", screen), screen  # the current file
+    # The current file, shown after the times on the bar's line (the error line below
+    # names runs/bad/profile.pop too: it does not count).
+    assert re.search(r"extract .*\d+/8 .*eta\s+\S+\s+runs/\S+\.pop", screen), screen
     assert "extract: error: runs/bad/profile.pop: not an SQLite database" in screen
     assert "[1/8]" not in screen  # no plain per-profile lines on a terminal
     assert screen.rstrip().splitlines()[-1].strip() == "7 extracted, 0 up to date, 1 failed"

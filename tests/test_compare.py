@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, GOLDEN, run_extract
+from conftest import FIXTURES, GOLDEN, invoke_extract
 from extractor.compare.comparison import mask_ids
 
 A = GOLDEN / "expected.json"  # the golden recording (the reference summary)
@@ -25,7 +25,7 @@ def load(path):
 
 
 def compare(*args, **kwargs):
-    result = run_extract("compare", *args, pva=False, **kwargs)
+    result = invoke_extract("compare", *args, pva=False, **kwargs)
     result.text = result.stdout.decode("utf-8")
     return result
 
@@ -313,9 +313,9 @@ def test_unknown_format_is_a_usage_error():
 
 
 def test_compare_is_listed_and_run_still_the_default(tmp_path):
-    result = run_extract("--help")
+    result = invoke_extract("--help")
     assert result.code == 0 and b"compare" in result.stdout
-    result = run_extract("compare", "--help")
+    result = invoke_extract("compare", "--help")
     assert result.code == 0 and b"--clock-mhz" in result.stdout and b"--chart" in result.stdout
 
 

@@ -14,8 +14,8 @@ import tracemalloc
 from pathlib import Path
 
 
-from conftest import (EDGE, FIXTURES, GOLDEN, GOLDEN_PROFILE_ARG, copy_case, pva_double,
-                      run_extract)
+from conftest import (EDGE, FIXTURES, GOLDEN, GOLDEN_PROFILE_ARG, copy_case,
+                      invoke_extract, pva_double)
 
 sys.path.insert(0, str(FIXTURES))
 import generate  # noqa: E402  (fixtures/generate.py: the fixture generator's library)
@@ -69,7 +69,7 @@ def extract_golden_with_csv(tmp_path):
     work.mkdir()
     profile = copy_case(GOLDEN / "poprt" / "profile_logs_f8weight" / "inference",
                         tmp_path / "poprt" / "profile_logs_f8weight" / "inference")
-    result = run_extract(GOLDEN_PROFILE_ARG, "-o", "out/summary.json", "--csv", cwd=work)
+    result = invoke_extract(GOLDEN_PROFILE_ARG, "-o", "out/summary.json", "--csv", cwd=work)
     assert result.code == 0, result
     return profile, work / "out"
 
@@ -112,8 +112,8 @@ def test_golden_step_tables(tmp_path):
 
 def test_no_pva_leaves_the_pva_columns_empty(tmp_path):
     profile = copy_case(EDGE / "name-rules", tmp_path / "case")
-    result = run_extract(profile, "-o", tmp_path / "out" / "s.json", "--csv", "--no-pva",
-                         pva=False)
+    result = invoke_extract(profile, "-o", tmp_path / "out" / "s.json", "--csv", "--no-pva",
+                            pva=False)
     assert result.code == 0, result
     _, steps = read_csv(tmp_path / "out" / "steps.csv")
     assert len(steps) == len(sql_step_rows(profile)) == 11
@@ -124,7 +124,7 @@ def test_pva_columns_on_an_edge_case(tmp_path):
     # name-rules, checked by hand from fixtures/generate.py: step 6 runs exchange
     # program 42 (codeBytesByTile [40, 8, 0, 4]); step 8 has three vertex types.
     profile = copy_case(EDGE / "name-rules", tmp_path / "case")
-    result = run_extract(profile, "-o", tmp_path / "out" / "summary.json", "--csv")
+    result = invoke_extract(profile, "-o", tmp_path / "out" / "summary.json", "--csv")
     assert result.code == 0, result
     _, steps = read_csv(tmp_path / "out" / "steps.csv")
     by_step = {row[0]: row for row in steps}
@@ -148,7 +148,7 @@ def test_awkward_names_round_trip(tmp_path):
             program.name = '"quoted", ' + program.name
     profile = generate.write_case(spec, tmp_path / "case")
     out = tmp_path / "out"
-    result = run_extract(profile, "-o", out / "summary.json", "--csv")
+    result = invoke_extract(profile, "-o", out / "summary.json", "--csv")
     assert result.code == 0, result
     _, steps = read_csv(out / "steps.csv")
     assert [row[3] for row in steps] == [name for _, _, name, *_ in sql_step_rows(profile)]
@@ -168,7 +168,7 @@ def test_awkward_names_round_trip(tmp_path):
 def test_csv_needs_a_summary_file(tmp_path):
     profile = copy_case(EDGE / "one-anchor", tmp_path / "case")
     for extra in (["-o", "-"], []):
-        result = run_extract(profile, "--csv", *extra, cwd=tmp_path)
+        result = invoke_extract(profile, "--csv", *extra, cwd=tmp_path)
         assert result.code == 2, result
         assert result.stderr.count("\n") == 1 and "--csv" in result.stderr
         assert not (tmp_path / "steps.csv").exists()
@@ -176,7 +176,7 @@ def test_csv_needs_a_summary_file(tmp_path):
 
 def test_one_anchor_body_runs_to_the_end(tmp_path):
     profile = copy_case(EDGE / "one-anchor", tmp_path / "case")
-    result = run_extract(profile, "-o", tmp_path / "summary.json", "--csv")
+    result = invoke_extract(profile, "-o", tmp_path / "summary.json", "--csv")
     assert result.code == 0, result
     _, steps = read_csv(tmp_path / "steps.csv")
     _, body = read_csv(tmp_path / "first-body.csv")
@@ -185,7 +185,7 @@ def test_one_anchor_body_runs_to_the_end(tmp_path):
 
 def test_no_anchor_gives_an_empty_first_body(tmp_path):
     profile = copy_case(EDGE / "no-anchors", tmp_path / "case")
-    result = run_extract(profile, "-o", tmp_path / "summary.json", "--csv")
+    result = invoke_extract(profile, "-o", tmp_path / "summary.json", "--csv")
     assert result.code == 0, result
     header, body = read_csv(tmp_path / "first-body.csv")
     assert header == COLUMNS and body == []
@@ -206,8 +206,8 @@ def test_a_failure_leaves_no_table_and_keeps_earlier_ones(tmp_path):
     out.mkdir()
     for name in ("steps.csv", "first-body.csv", "summary.json"):
         (out / name).write_text("earlier\n")
-    assert run_extract(profile, "-o", tmp_path / "alone.json").code == 0
-    result = run_extract(profile, "-o", out / "summary.json", "--csv")
+    assert invoke_extract(profile, "-o", tmp_path / "alone.json").code == 0
+    result = invoke_extract(profile, "-o", out / "summary.json", "--csv")
     assert result.code == 1, result
     assert result.stderr.startswith("extract: error: ") and result.stderr.count("\n") == 1
     assert "program 32" in result.stderr
@@ -230,12 +230,12 @@ def counts(result):
 
 def test_batch_writes_tables_beside_each_summary_and_tracks_them(tmp_path):
     inputs, out = batch_tree(tmp_path)
-    result = run_extract(inputs, "-o", out, "-j", "2")
+    result = invoke_extract(inputs, "-o", out, "-j", "2")
     assert result.code == 0, result
     assert not list(out.rglob("*.csv"))
 
     # Extracted without tables: not up to date for a --csv run.
-    result = run_extract(inputs, "-o", out, "-j", "2", "--csv")
+    result = invoke_extract(inputs, "-o", out, "-j", "2", "--csv")
     assert result.code == 0, result
     assert counts(result) == "2 extracted, 0 up to date, 0 failed"
     for folder, profile in ((out / "a", inputs / "a" / "profile.pop"),
@@ -246,17 +246,17 @@ def test_batch_writes_tables_beside_each_summary_and_tracks_them(tmp_path):
     entries = [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
     assert all(e["csv"] is True for e in entries)
 
-    result = run_extract(inputs, "-o", out, "--csv")
+    result = invoke_extract(inputs, "-o", out, "--csv")
     assert counts(result) == "0 extracted, 2 up to date, 0 failed"
     # Without --csv the summaries are up to date whether or not tables are there.
-    result = run_extract(inputs, "-o", out)
+    result = invoke_extract(inputs, "-o", out)
     assert counts(result) == "0 extracted, 2 up to date, 0 failed"
 
     # A table gone or changed: that profile is done again.
     (out / "a" / "steps.csv").unlink()
     with (out / "b" / "c" / "first-body.csv").open("a") as handle:
         handle.write("extra\r\n")
-    result = run_extract(inputs, "-o", out, "--csv")
+    result = invoke_extract(inputs, "-o", out, "--csv")
     assert counts(result) == "2 extracted, 0 up to date, 0 failed"
     assert (out / "a" / "steps.csv").exists()
     assert not list(out.rglob("*.partial"))

@@ -49,11 +49,9 @@ generate = _load_generator()
 
 
 def _pva():
-    path = str(REPO / "tests" / "pva_double")
-    if path not in sys.path:
-        sys.path.insert(0, path)
-    import pva
-    return pva
+    # Imported without staying on sys.path: the in-process runs without pva rely on that.
+    from conftest import pva_double
+    return pva_double()
 
 
 def _connect(path):

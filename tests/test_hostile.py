@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import badinput as bad
-from conftest import EDGE, REPO, copy_case, extract_command, run_extract, sha256
+from conftest import EDGE, REPO, copy_case, invoke_extract, run_extract, sha256
 from test_bad_input import check_error_line, folder_state, summary_text
 
 
@@ -49,7 +49,7 @@ def test_profile_with_an_open_write_transaction_gives_the_committed_summary(tmp_
     writer = _hold_lock(profile, "IMMEDIATE")
     try:
         before = sha256(profile)
-        result = run_extract(profile, "-o", "-")
+        result = invoke_extract(profile, "-o", "-")
         assert result.code == 0, result
         assert result.stdout == base_bytes(str(profile))
         assert sha256(profile) == before
@@ -93,12 +93,12 @@ def test_hot_journal_is_an_error_and_both_files_stay_as_they_are(tmp_path):
     journal = Path(str(profile) + "-journal")
     assert journal.exists() and journal.stat().st_size > 0
     before = folder_state(profile.parent)
-    result = run_extract(profile, "-o", tmp_path / "s.json")
+    result = invoke_extract(profile, "-o", tmp_path / "s.json")
     assert result.code == 1, result
     check_error_line(result.stderr, str(profile), r"^a hot journal \(profile.pop-journal\)")
     assert folder_state(profile.parent) == before
     # In a batch it is skipped with a note (a journal beside it: still being written).
-    result = run_extract(tmp_path / "case", "-o", tmp_path / "out")
+    result = invoke_extract(tmp_path / "case", "-o", tmp_path / "out")
     assert "profile.pop-journal beside it: still being written, skipped" in result.stderr
     assert folder_state(profile.parent) == before
 
@@ -118,14 +118,14 @@ def test_wal_profile_in_a_read_only_folder_leaves_nothing_beside_it(tmp_path):
     profile.chmod(0o444)
     profile.parent.chmod(0o555)
     try:
-        result = run_extract(profile, "-o", tmp_path / "s.json")
+        result = invoke_extract(profile, "-o", tmp_path / "s.json")
         assert result.code == 0, result
         assert (tmp_path / "s.json").read_bytes() == base_bytes(str(profile))
         assert folder_state(profile.parent) == before  # no -wal, no -shm
     finally:
         profile.parent.chmod(0o755)
     # In a writable folder too (where SQLite would otherwise create -wal and -shm).
-    result = run_extract(profile, "-o", tmp_path / "s.json")
+    result = invoke_extract(profile, "-o", tmp_path / "s.json")
     assert result.code == 0, result
     assert folder_state(profile.parent) == before
 
@@ -146,7 +146,7 @@ time.sleep(60)
         assert writer.stdout.readline() == b"committed\n"
         before = folder_state(profile.parent)
         assert "profile.pop-wal" in before
-        result = run_extract(profile, "-o", tmp_path / "s.json")
+        result = invoke_extract(profile, "-o", tmp_path / "s.json")
         assert result.code == 1, result
         check_error_line(result.stderr, str(profile), r"^a write-ahead log \(profile.pop-wal\)")
         assert folder_state(profile.parent) == before
@@ -181,11 +181,8 @@ def _require_permissions():
 
 def _run_without_root(prefix, args, cwd=None):
     """Run extract ARGS under `prefix` with the pva stand-in: (exit code, stderr)."""
-    env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
-    done = subprocess.run(prefix + extract_command() + [str(a) for a in args], cwd=cwd,
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=120)
-    return done.returncode, done.stderr.decode()
+    done = run_extract(*args, cwd=cwd, prefix=prefix)
+    return done.code, done.stderr
 
 
 def test_unreadable_profile_is_permission_denied(tmp_path):
@@ -204,7 +201,7 @@ def test_unreadable_profile_is_permission_denied(tmp_path):
 def test_directory_named_profile_pop(tmp_path):
     folder = tmp_path / "run" / "profile.pop"
     folder.mkdir(parents=True)
-    result = run_extract(folder, "-o", tmp_path / "s.json")
+    result = invoke_extract(folder, "-o", tmp_path / "s.json")
     assert result.code == 1, result
     check_error_line(result.stderr, str(folder), r"^is a directory, not a profile$")
     assert not (tmp_path / "s.json").exists()
@@ -213,7 +210,7 @@ def test_directory_named_profile_pop(tmp_path):
 def test_symlink_loop_profile(tmp_path):
     link = tmp_path / "profile.pop"
     link.symlink_to("profile.pop")
-    result = run_extract(link, "-o", tmp_path / "s.json")
+    result = invoke_extract(link, "-o", tmp_path / "s.json")
     assert result.code == 1, result
     check_error_line(result.stderr, str(link), r"^symbolic link loop$")
 
@@ -229,11 +226,8 @@ def _limit_file_size(limit: int):
 
 
 def _run_limited(args, limit, cwd=None):
-    env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
-    done = subprocess.run(extract_command() + [str(a) for a in args], cwd=cwd, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
-                          preexec_fn=_limit_file_size(limit))
-    return done.returncode, done.stderr.decode()
+    done = run_extract(*args, cwd=cwd, preexec_fn=_limit_file_size(limit))
+    return done.code, done.stderr
 
 
 def test_full_disk_keeps_the_previous_summary(tmp_path):
@@ -253,7 +247,7 @@ def test_full_disk_keeps_the_previous_summary(tmp_path):
 def test_full_disk_in_a_batch_keeps_previous_outputs_and_the_index(tmp_path):
     for name in ("a", "b", "c"):
         copy_case(EDGE / "multi-ipu", tmp_path / "runs" / name)
-    first = run_extract("runs", "-o", "out", cwd=tmp_path)
+    first = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert first.code == 0, first
     out = tmp_path / "out"
     before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
@@ -271,7 +265,7 @@ def test_full_disk_in_a_batch_keeps_previous_outputs_and_the_index(tmp_path):
         {k: v for k, v in before.items() if k == "summary.json"}
     assert [p for p in out.rglob("*partial*")] == []
     # A rerun with room again finds every profile up to date.
-    again = run_extract("runs", "-o", "out", cwd=tmp_path)
+    again = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert again.stderr.splitlines()[-1] == "0 extracted, 3 up to date, 0 failed", again
 
 
@@ -299,7 +293,7 @@ def test_a_really_full_disk(tmp_path):
             except OSError:
                 break
         case = copy_case(EDGE / "multi-ipu", tmp_path / "case")
-        result = run_extract(case, "-o", out)
+        result = invoke_extract(case, "-o", out)
         assert result.code == 1, result
         check_error_line(result.stderr, str(out), r"^cannot write: No space left on device$")
         assert out.read_bytes() == b"previous\n"
@@ -316,7 +310,7 @@ def test_hostile_folder_names_stay_inside_the_output_folder(tmp_path):
     runs = tmp_path / "runs"
     for name in HOSTILE_FOLDERS:
         copy_case(EDGE / "one-anchor", runs / name / "in")
-    result = run_extract("runs", "-o", "out", cwd=tmp_path)
+    result = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert result.code == 0, result
     out = tmp_path / "out"
     real_out = os.path.realpath(str(out))
@@ -336,7 +330,7 @@ def test_index_symlink_is_not_written_through(tmp_path):
     victim = tmp_path / "victim.txt"
     victim.write_bytes(b"keep me\n")
     (tmp_path / "out" / "index.jsonl").symlink_to(victim)
-    result = run_extract("runs", "-o", "out", cwd=tmp_path)
+    result = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert result.code == 1, result
     assert "extract: error: out/index.jsonl: is a symbolic link" in result.stderr
     assert victim.read_bytes() == b"keep me\n"
@@ -357,7 +351,7 @@ def test_odd_rules_files(tmp_path, case):
         rules.write_bytes(b"")
         pattern = r"missing key 'fallback'"
     profile = bad.write_base(tmp_path / "case")
-    result = run_extract(profile, "-o", tmp_path / "s.json", "--rules", rules)
+    result = invoke_extract(profile, "-o", tmp_path / "s.json", "--rules", rules)
     assert result.code == 2, result
     check_error_line(result.stderr, str(rules), pattern)
     assert not (tmp_path / "s.json").exists()
@@ -368,7 +362,7 @@ def test_bad_rules_stop_a_batch_before_anything_is_written(tmp_path):
     rules = tmp_path / "rules.toml"
     rules.write_text((REPO / "stage_rules.toml").read_text().replace(
         'kernel = "/Convolve$"', 'kernel = "(/Convolve$"'))
-    result = run_extract("runs", "-o", "out", "--rules", rules, cwd=tmp_path)
+    result = invoke_extract("runs", "-o", "out", "--rules", rules, cwd=tmp_path)
     assert result.code == 2, result
     check_error_line(result.stderr, str(rules), r"selector 'kernel' is not a valid regular")
     assert not (tmp_path / "out").exists()

@@ -1,8 +1,9 @@
 """Hostile outputs (issue 15): devices, FIFOs and sockets where a summary goes, step tables
 that cannot all be replaced, output folders that cannot be made, a closed stdout.
 
-Every test runs the real `extract` (run_extract, or a subprocess with its stdout set up
-as a shell would). We are root here: a folder or file made immutable (chattr +i) is what
+Every test runs the real CLI: in this process (invoke_extract), or in a subprocess where
+a run could block on a FIFO (run_extract, with its time limit) or its stdout is set up as
+a shell would (run_with). We are root here: a folder or file made immutable (chattr +i) is what
 stays unwritable even for root.
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import badinput as bad
-from conftest import extract_command, run_extract, sha256
+from conftest import invoke_extract, run_extract, sha256
 from test_bad_input import check_error_line, summary_text
 
 TABLES = ("steps.csv", "first-body.csv")
@@ -63,10 +64,8 @@ def test_root_can_make_immutable_files(tmp_path, immutable):
 
 def run_with(args, **popen):
     """Run extract with its stdout set up by the caller; (exit code, stderr text)."""
-    environment = dict(os.environ, PYTHONPATH=str(Path(__file__).parent / "pva_double"))
-    done = subprocess.run(extract_command() + [str(a) for a in args], env=environment,
-                          stderr=subprocess.PIPE, timeout=60, **popen)
-    return done.returncode, done.stderr.decode("utf-8", "replace")
+    done = run_extract(*args, timeout=60, **popen)
+    return done.code, done.stderr
 
 
 # ---- item 1: a device, FIFO or socket as -o ------------------------------------------
@@ -75,7 +74,7 @@ def test_single_output_onto_a_character_device_writes_into_it(tmp_path):
     profile = bad.write_base(tmp_path / "case")
     null = tmp_path / "null"
     os.mknod(str(null), 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a second /dev/null
-    result = run_extract(profile, "-o", null)
+    result = invoke_extract(profile, "-o", null)
     assert result.code == 0, result
     assert stat.S_ISCHR(mode_of(null)) and os.stat(str(null)).st_rdev == os.makedev(1, 3)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["case", "null"]
@@ -85,7 +84,7 @@ def test_single_output_onto_a_full_device_is_one_line(tmp_path):
     profile = bad.write_base(tmp_path / "case")
     full = tmp_path / "full"
     os.mknod(str(full), 0o666 | stat.S_IFCHR, os.makedev(1, 7))  # a second /dev/full
-    result = run_extract(profile, "-o", full)
+    result = invoke_extract(profile, "-o", full)
     assert result.code == 1, result
     check_error_line(result.stderr, str(full), r"^cannot write: No space left on device$")
     assert stat.S_ISCHR(mode_of(full))
@@ -97,7 +96,7 @@ def test_single_output_onto_a_fifo_with_a_reader_sends_the_summary_through(tmp_p
     os.mkfifo(str(fifo))
     reader = os.open(str(fifo), os.O_RDONLY | os.O_NONBLOCK)  # a reader is there first
     try:
-        result = run_extract(profile, "-o", fifo)
+        result = invoke_extract(profile, "-o", fifo)
         assert result.code == 0, result
         os.set_blocking(reader, True)
         received = b""
@@ -137,7 +136,7 @@ def test_single_output_onto_a_socket_folder_or_block_device_is_refused(tmp_path,
     else:  # never opened: refused on what it is
         os.mknod(str(target), 0o600 | stat.S_IFBLK, os.makedev(7, 0))
     try:
-        result = run_extract(profile, "-o", target)
+        result = invoke_extract(profile, "-o", target)
     finally:
         if kind == "socket":
             server.close()
@@ -169,7 +168,7 @@ def test_single_output_through_a_link_to_a_file_replaces_that_file(tmp_path):
     real.write_bytes(b"old\n")
     link = tmp_path / "summary.json"
     link.symlink_to(real)
-    result = run_extract(profile, "-o", link)
+    result = invoke_extract(profile, "-o", link)
     assert result.code == 0, result
     assert os.path.islink(str(link))
     assert real.read_bytes() == base_bytes(profile)
@@ -179,10 +178,10 @@ def test_single_output_through_a_link_to_a_file_replaces_that_file(tmp_path):
 def test_chart_onto_a_character_device_writes_into_it(tmp_path):
     profile = bad.write_base(tmp_path / "case")
     summary = tmp_path / "s.json"
-    assert run_extract(profile, "-o", summary).code == 0
+    assert invoke_extract(profile, "-o", summary).code == 0
     chart = tmp_path / "chart.svg"
     os.mknod(str(chart), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
-    result = run_extract("compare", summary, summary, "--chart", chart)
+    result = invoke_extract("compare", summary, summary, "--chart", chart)
     assert result.code == 0, result
     assert stat.S_ISCHR(mode_of(chart))
 
@@ -229,7 +228,7 @@ def test_batch_summary_that_is_a_symbolic_link_is_refused_not_followed(tmp_path)
     victim = tmp_path / "victim.json"
     victim.write_bytes(b"keep\n")
     (out / "summary.json").symlink_to(victim)
-    result = run_extract(runs, "-o", out, "-q")
+    result = invoke_extract(runs, "-o", out, "-q")
     assert result.code == 1, result
     assert index_entry(out)["reason"].startswith(
         "{}: is a symbolic link, not a regular file".format(out / "summary.json"))
@@ -259,7 +258,7 @@ def test_batch_index_that_is_not_a_regular_file_stops_the_batch_in_one_line(tmp_
 def test_batch_summary_swapped_for_a_fifo_is_not_read_as_up_to_date(tmp_path):
     runs = batch_input(tmp_path)
     out = tmp_path / "out"
-    assert run_extract(runs, "-o", out, "-q").code == 0
+    assert invoke_extract(runs, "-o", out, "-q").code == 0
     (out / "summary.json").unlink()
     os.mkfifo(str(out / "summary.json"))
     result = run_extract(runs, "-o", out, "-q", timeout=30)
@@ -303,11 +302,11 @@ def test_csv_outputs_change_together_or_not_at_all(tmp_path, immutable, mode, ho
     else:  # the file stays, but cannot be replaced (the rename fails, even as root)
         immutable(blocked)
     if mode == "single":
-        result = run_extract(runs / "profile.pop", "-o", out / "summary.json", "--csv")
+        result = invoke_extract(runs / "profile.pop", "-o", out / "summary.json", "--csv")
         assert result.code == 1, result
         check_error_line(result.stderr, str(blocked), r"")
     else:
-        result = run_extract(runs, "-o", out, "--csv", "-q")
+        result = invoke_extract(runs, "-o", out, "--csv", "-q")
         assert result.code == 1, result
         entry = index_entry(out)
         assert entry["status"] == "failed"
@@ -328,9 +327,9 @@ def test_csv_outputs_all_change_when_all_can(tmp_path, mode):
     out = tmp_path / "out"
     old_files(out)
     if mode == "single":
-        result = run_extract(runs / "profile.pop", "-o", out / "summary.json", "--csv")
+        result = invoke_extract(runs / "profile.pop", "-o", out / "summary.json", "--csv")
     else:
-        result = run_extract(runs, "-o", out, "--csv", "-q")
+        result = invoke_extract(runs, "-o", out, "--csv", "-q")
     assert result.code == 0, result
     for name in THREE:
         assert (out / name).read_bytes() != OLD[name]
@@ -343,7 +342,7 @@ def test_single_csv_onto_a_character_device_is_refused_before_anything_changes(t
     old_files(out)
     (out / "summary.json").unlink()
     os.mknod(str(out / "summary.json"), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
-    result = run_extract(runs / "profile.pop", "-o", out / "summary.json", "--csv")
+    result = invoke_extract(runs / "profile.pop", "-o", out / "summary.json", "--csv")
     assert result.code == 1, result
     check_error_line(result.stderr, str(out / "summary.json"), r"^is a character device")
     for name in TABLES:
@@ -356,7 +355,7 @@ def test_batch_outdir_under_a_regular_file_is_one_line(tmp_path):
     runs = batch_input(tmp_path)
     (tmp_path / "file").write_bytes(b"x")
     out = tmp_path / "file" / "out"
-    result = run_extract(runs, "-o", out)
+    result = invoke_extract(runs, "-o", out)
     assert result.code == 1, result
     check_error_line(result.stderr, str(out), r"^cannot make the output folder: a part "
                                               r"of it is a file")
@@ -365,14 +364,14 @@ def test_batch_outdir_under_a_regular_file_is_one_line(tmp_path):
 
 def test_batch_outdir_under_proc_is_one_line(tmp_path):
     runs = batch_input(tmp_path)
-    result = run_extract(runs, "-o", "/proc/extract-out")
+    result = invoke_extract(runs, "-o", "/proc/extract-out")
     assert result.code == 1, result
     check_error_line(result.stderr, "/proc/extract-out", r"^cannot make the output folder: ")
 
 
 def test_single_output_under_proc_is_one_line(tmp_path):
     profile = bad.write_base(tmp_path / "case")
-    result = run_extract(profile, "-o", "/proc/extract-out/summary.json")
+    result = invoke_extract(profile, "-o", "/proc/extract-out/summary.json")
     assert result.code == 1, result
     check_error_line(result.stderr, "/proc/extract-out/summary.json", r"^cannot write: ")
 
@@ -380,7 +379,7 @@ def test_single_output_under_proc_is_one_line(tmp_path):
 def test_single_output_under_a_regular_file_is_one_line(tmp_path):
     profile = bad.write_base(tmp_path / "case")
     (tmp_path / "file").write_bytes(b"x")
-    result = run_extract(profile, "-o", tmp_path / "file" / "summary.json")
+    result = invoke_extract(profile, "-o", tmp_path / "file" / "summary.json")
     assert result.code == 1, result
     check_error_line(result.stderr, str(tmp_path / "file" / "summary.json"),
                      r"^cannot write: a part of .* is a file")
@@ -396,10 +395,10 @@ def test_read_only_output_folder_is_one_line(tmp_path, immutable, mode, where):
     folder = readonly if where == "outdir" else readonly / "out"
     if mode == "single":
         target = folder / "summary.json"
-        result = run_extract(runs / "profile.pop", "-o", target)
+        result = invoke_extract(runs / "profile.pop", "-o", target)
         source = target
     else:
-        result = run_extract(runs, "-o", folder, "-q")
+        result = invoke_extract(runs, "-o", folder, "-q")
         # The batch's first write in an existing OUTDIR is its index's lock file.
         source = folder / ".index.jsonl.lock" if where == "outdir" else folder
     assert result.code == 1, result
@@ -423,7 +422,7 @@ def test_closed_stdout_is_one_line(tmp_path, command):
         args = [profile]
     else:
         summary = tmp_path / "s.json"
-        assert run_extract(profile, "-o", summary).code == 0
+        assert invoke_extract(profile, "-o", summary).code == 0
         args = ["compare", summary, summary]
     code, stderr = run_with(args, preexec_fn=closed_stdout)
     assert code == 1, stderr
@@ -439,7 +438,7 @@ def test_stdout_whose_reader_has_gone_is_one_line_without_noise(tmp_path, comman
         args = [profile]
     else:
         summary = tmp_path / "s.json"
-        assert run_extract(profile, "-o", summary).code == 0
+        assert invoke_extract(profile, "-o", summary).code == 0
         args = ["compare", summary, summary]
     read_end, write_end = os.pipe()
     os.close(read_end)

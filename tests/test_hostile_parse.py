@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import badinput as bad
-from conftest import GOLDEN, REPO, run_extract, sha256
+from conftest import GOLDEN, REPO, invoke_extract, run_extract, sha256
 from test_bad_input import check_error_line
 
 SUMMARY_A = GOLDEN / "expected.json"  # the golden recording (the reference summary)
@@ -123,8 +123,8 @@ def _slurm(tmp_path, **variables):
     env = {"SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_COUNT": "3",
            "SLURM_ARRAY_TASK_MIN": "4", "SLURM_ARRAY_TASK_STEP": "1"}
     env.update(variables)
-    return run_extract("runs", "-o", "out", "--shard", "slurm", "--no-pva", cwd=tmp_path,
-                       env=env, pva=False)
+    return invoke_extract("runs", "-o", "out", "--shard", "slurm", "--no-pva", cwd=tmp_path,
+                          env=env, pva=False)
 
 
 @pytest.mark.parametrize("variables, pattern", [

@@ -1,6 +1,7 @@
 """Hostile paths (issue 15): batch outputs that would collide, names that are not UTF-8,
 a linked profile whose log is beside its target, one profile under two spellings in the
-index. Every test runs the real `extract`.
+index. Every test runs the real CLI: in this process (invoke_extract), except where a
+name that is not UTF-8 crosses the process boundary (run_extract).
 
 A path that is not UTF-8 is passed as Python carries it (a lone surrogate per bad byte,
 `"a\\udcff"`); subprocess gives the program the byte itself (`a\\xff`).
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 
 import badinput as bad
-from conftest import EDGE, copy_case, run_extract
+from conftest import EDGE, copy_case, invoke_extract, run_extract
 
 BAD = os.fsdecode(b"a\xff")  # a folder name that is not UTF-8: the byte 0xff
 BAD_SHOWN = "a\\xff"  # how extract shows it: the byte escaped, as Python's \\xNN
@@ -53,7 +54,7 @@ def test_equal_argument_names_get_their_parent_folders(tmp_path):
     for precision in ("fp8", "fp16"):
         copy_case(CASE, tmp_path / "c" / precision / "inference")
     args = ["c/fp8/inference/profile.pop", "c/fp16/inference/profile.pop"]
-    result = run_extract(*args, "-o", "out", cwd=tmp_path)
+    result = invoke_extract(*args, "-o", "out", cwd=tmp_path)
     assert result.code == 0, result
     out = tmp_path / "out"
     assert sorted(str(p.relative_to(out)) for p in out.rglob("summary.json")) == [
@@ -63,7 +64,7 @@ def test_equal_argument_names_get_their_parent_folders(tmp_path):
         assert written["profile"] == "c/{}/inference/profile.pop".format(precision)
     assert len(index_lines(out)) == 2
     # The same arguments give the same outputs: nothing is redone.
-    again = run_extract(*args, "-o", "out", cwd=tmp_path)
+    again = invoke_extract(*args, "-o", "out", cwd=tmp_path)
     assert again.code == 0, again
     assert again.stderr.splitlines()[-1] == "0 extracted, 2 up to date, 0 failed"
 
@@ -71,8 +72,8 @@ def test_equal_argument_names_get_their_parent_folders(tmp_path):
 def test_equal_folder_arguments_grow_only_as_far_as_needed(tmp_path):
     for folder in ("a/x/inference", "b/x/inference", "c/y/inference", "d/other"):
         copy_case(CASE, tmp_path / folder)
-    result = run_extract("a/x/inference", "b/x/inference", "c/y/inference", "d/other",
-                         "-o", "out", cwd=tmp_path)
+    result = invoke_extract("a/x/inference", "b/x/inference", "c/y/inference", "d/other",
+                            "-o", "out", cwd=tmp_path)
     assert result.code == 0, result
     out = tmp_path / "out"
     assert sorted(str(p.relative_to(out).parent) for p in out.rglob("summary.json")) == [
@@ -81,8 +82,8 @@ def test_equal_folder_arguments_grow_only_as_far_as_needed(tmp_path):
 
 def test_one_profile_given_twice_is_refused_before_any_work(tmp_path):
     copy_case(CASE, tmp_path / "runs" / "a")
-    result = run_extract("runs/a/profile.pop", "runs/a/profile.pop", "-o", "out",
-                         cwd=tmp_path)
+    result = invoke_extract("runs/a/profile.pop", "runs/a/profile.pop", "-o", "out",
+                            cwd=tmp_path)
     line = one_error_line(result, 2)
     assert line.startswith("extract: error: runs/a/profile.pop: the same profile as "
                            "runs/a/profile.pop, reached through the arguments"), line
@@ -92,7 +93,7 @@ def test_one_profile_given_twice_is_refused_before_any_work(tmp_path):
 def test_overlapping_arguments_are_refused(tmp_path):
     copy_case(CASE, tmp_path / "runs" / "a")
     copy_case(CASE, tmp_path / "runs" / "b")
-    result = run_extract("runs", "runs/a", "-o", "out", cwd=tmp_path)
+    result = invoke_extract("runs", "runs/a", "-o", "out", cwd=tmp_path)
     line = one_error_line(result, 2)
     assert "the arguments runs and runs/a" in line, line
     assert "give each profile once" in line
@@ -104,7 +105,7 @@ def test_a_link_to_another_arguments_profile_is_refused(tmp_path):
     (tmp_path / "y").mkdir()
     (tmp_path / "y" / "profile.pop").symlink_to(tmp_path / "x" / "profile.pop")
     shutil.copy(str(CASE / "pva-double.json"), str(tmp_path / "y"))
-    result = run_extract("x", "y", "-o", "out", cwd=tmp_path)
+    result = invoke_extract("x", "y", "-o", "out", cwd=tmp_path)
     line = one_error_line(result, 2)
     assert line.startswith("extract: error: y/profile.pop: the same profile as "
                            "x/profile.pop, reached through the arguments x and y"), line
@@ -116,7 +117,7 @@ def test_outputs_that_still_collide_are_refused(tmp_path):
     copy_case(CASE, tmp_path / "d")
     os.rename(str(tmp_path / "d" / "profile.pop"), str(tmp_path / "d" / "a.pop"))
     copy_case(CASE, tmp_path / "d")
-    result = run_extract("d/a.pop", "d/profile.pop", "-o", "out", cwd=tmp_path)
+    result = invoke_extract("d/a.pop", "d/profile.pop", "-o", "out", cwd=tmp_path)
     line = one_error_line(result, 2)
     assert line == ("extract: error: d/profile.pop: its summary would be written to "
                     "d/summary.json in the output folder, as d/a.pop's is: give each "
@@ -264,13 +265,13 @@ def test_a_linked_profile_with_a_live_log_beside_its_target(tmp_path):
     writer = _wal_writer(target)
     try:
         before = sorted(p.name for p in store.iterdir())
-        single = run_extract("runs/a/profile.pop", "-o", "s.json", cwd=tmp_path)
+        single = invoke_extract("runs/a/profile.pop", "-o", "s.json", cwd=tmp_path)
         line = one_error_line(single, 1)
         assert line.startswith("extract: error: runs/a/profile.pop: a write-ahead log "
                                "(run1.pop-wal) is beside the file it resolves to, {}: "
                                .format(os.path.realpath(str(target)))), line
         assert not (tmp_path / "s.json").exists()
-        batch = run_extract("runs", "-o", "out", cwd=tmp_path)
+        batch = invoke_extract("runs", "-o", "out", cwd=tmp_path)
         assert batch.code == 0, batch
         assert ("extract: note: runs/a/profile.pop: it resolves to {}, and run1.pop-wal is "
                 "beside that: still being written, skipped".format(
@@ -288,7 +289,7 @@ def test_a_linked_profile_with_a_journal_beside_its_target_is_skipped(tmp_path):
     (tmp_path / "runs" / "a").mkdir(parents=True)
     (tmp_path / "runs" / "a" / "profile.pop").symlink_to(tmp_path / "store" / "profile.pop")
     shutil.copy(str(CASE / "pva-double.json"), str(tmp_path / "runs" / "a"))
-    batch = run_extract("runs", "-o", "out", cwd=tmp_path)
+    batch = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert batch.code == 0, batch
     assert any(l.startswith("extract: note: runs/a/profile.pop: it resolves to ")
                and l.endswith(", and profile.pop-journal is beside that: still being "
@@ -301,10 +302,10 @@ def test_a_linked_profile_with_a_journal_beside_its_target_is_skipped(tmp_path):
 def test_two_spellings_of_one_folder_leave_one_line_per_summary(tmp_path):
     for folder in ("a", "b"):
         copy_case(CASE, tmp_path / "runs" / folder)
-    first = run_extract("runs", "-o", "out", cwd=tmp_path)
+    first = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert first.code == 0, first
     absolute = str(tmp_path / "runs")
-    second = run_extract(absolute, "-o", "out", cwd=tmp_path)
+    second = invoke_extract(absolute, "-o", "out", cwd=tmp_path)
     # The profile value changes with the spelling: re-extracted, its line replaced.
     assert second.stderr.splitlines()[-1] == "2 extracted, 0 up to date, 0 failed", second
     out = tmp_path / "out"
@@ -314,7 +315,7 @@ def test_two_spellings_of_one_folder_leave_one_line_per_summary(tmp_path):
         ("b/summary.json", absolute + "/b/profile.pop")]
     for entry in lines:
         assert summary_of(out / entry["summary"])["profile"] == entry["profile"]
-    third = run_extract(absolute, "-o", "out", cwd=tmp_path)
+    third = invoke_extract(absolute, "-o", "out", cwd=tmp_path)
     assert third.stderr.splitlines()[-1] == "0 extracted, 2 up to date, 0 failed", third
     assert len(index_lines(out)) == 2
 
@@ -322,11 +323,11 @@ def test_two_spellings_of_one_folder_leave_one_line_per_summary(tmp_path):
 def test_merge_keeps_one_line_per_summary(tmp_path):
     for folder in ("a", "b"):
         copy_case(CASE, tmp_path / "runs" / folder)
-    assert run_extract("runs", "-o", "out", cwd=tmp_path).code == 0
+    assert invoke_extract("runs", "-o", "out", cwd=tmp_path).code == 0
     absolute = str(tmp_path / "runs")
     for shard in ("1/2", "2/2"):
-        assert run_extract(absolute, "-o", "out", "--shard", shard, cwd=tmp_path).code == 0
-    merged = run_extract("merge", "out", cwd=tmp_path)
+        assert invoke_extract(absolute, "-o", "out", "--shard", shard, cwd=tmp_path).code == 0
+    merged = invoke_extract("merge", "out", cwd=tmp_path)
     assert merged.code == 0, merged
     assert merged.stderr == "out/index.jsonl: 2 profiles\n"
     assert [(e["summary"], e["profile"]) for e in index_lines(tmp_path / "out")] == [
@@ -338,7 +339,7 @@ def test_an_index_written_before_the_summary_key_is_still_read(tmp_path):
     for folder in ("a", "b", "c"):
         copy_case(CASE, tmp_path / "runs" / folder)
     (tmp_path / "runs" / "c" / "profile.pop").write_text("not yet a database")
-    assert run_extract("runs", "-o", "out", cwd=tmp_path).code == 1
+    assert invoke_extract("runs", "-o", "out", cwd=tmp_path).code == 1
     out = tmp_path / "out"
     old = []
     for entry in index_lines(out):  # as the previous version wrote them
@@ -346,7 +347,7 @@ def test_an_index_written_before_the_summary_key_is_still_read(tmp_path):
         old.append(json.dumps(entry))
     (out / "index.jsonl").write_text("\n".join(old) + "\n")
     copy_case(CASE, tmp_path / "runs" / "c")  # now a good profile
-    again = run_extract("runs", "-o", "out", cwd=tmp_path)
+    again = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert again.stderr.splitlines()[-1] == "1 extracted, 2 up to date, 0 failed", again
     assert [(e["summary"], e["status"]) for e in index_lines(out)] == [
         ("a/summary.json", "up to date"), ("b/summary.json", "up to date"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EDGE, PVA_DOUBLE, copy_case, golden_case_folder, run_extract, sha256
+from conftest import EDGE, PVA_DOUBLE, copy_case, golden_case_folder, invoke_extract, sha256
 
 from extractor.diagnose.inspection import EXACT_COUNT_LIMIT
 
@@ -24,7 +24,7 @@ REQUIRED = {  # summary-spec.md, "The profile"
 
 
 def inspect_json(*args, **kwargs) -> dict:
-    result = run_extract("inspect", *args, "--json", **kwargs)
+    result = invoke_extract("inspect", *args, "--json", **kwargs)
     assert result.code == 0, result
     assert result.stderr == ""
     return json.loads(result.stdout)
@@ -99,7 +99,7 @@ def test_golden_profile_tables_columns_and_counts(golden):
 
 
 def test_text_output_lists_tables_and_the_required_ones(golden):
-    result = run_extract("inspect", golden, pva=False)
+    result = invoke_extract("inspect", golden, pva=False)
     assert result.code == 0, result
     text = result.stdout.decode("utf-8")
     assert text.startswith("{}: {:,} bytes, SQLite".format(golden, golden.stat().st_size))
@@ -129,7 +129,7 @@ def test_missing_tables_and_columns_are_reported_not_fatal(tmp_path, golden):
     assert status["memory_by_tile"]["present"] is False
     assert status["steps"]["missing_columns"] == []
 
-    text = run_extract("inspect", golden, pva=False).stdout.decode("utf-8")
+    text = invoke_extract("inspect", golden, pva=False).stdout.decode("utf-8")
     assert ("extractor's tables and columns: MISSING: table 'steps_by_ipu' has no column "
             "'cycles'; no table 'memory_by_tile'") in text
     assert "  steps_by_ipu     missing columns: cycles" in text.splitlines()
@@ -151,12 +151,12 @@ def test_large_tables_are_estimated_from_rowids_and_exact_counts_them(tmp_path):
     assert exact["steps"]["rows"] == 2 and exact["steps"]["rows_estimated"] is False
     assert exact["steps"]["rows_method"] == "count"
 
-    text = run_extract("inspect", path, pva=False).stdout.decode("utf-8")
+    text = invoke_extract("inspect", path, pva=False).stdout.decode("utf-8")
     assert "~ or > marks an estimated count" in text
     assert ["steps", "~1,000,000", "id,", "type"] in [line.split() for line in
                                                      text.splitlines()]
     assert "rowid span: ~ counts are max(rowid) - min(rowid) + 1" in text
-    text = run_extract("inspect", path, "--exact", pva=False).stdout.decode("utf-8")
+    text = invoke_extract("inspect", path, "--exact", pva=False).stdout.decode("utf-8")
     assert "~" not in text
     assert ["steps", "2", "id,", "type"] in [line.split() for line in text.splitlines()]
 
@@ -195,7 +195,7 @@ def test_large_tables_are_not_read_through(tmp_path):
 
     big = by_name(inspect_json(path, pva=False))["big"]
     assert big["rows"] == EXACT_COUNT_LIMIT + 50000 and big["rows_estimated"] is True
-    exact = run_extract("inspect", path, "--exact", pva=False)
+    exact = invoke_extract("inspect", path, "--exact", pva=False)
     assert exact.code == 1
     assert exact.stderr == "extract: error: {}: damaged or truncated SQLite file (database " \
                            "disk image is malformed)\n".format(path)
@@ -213,7 +213,7 @@ def test_tables_without_rowid(tmp_path):
     many = tables["many"]
     assert many["rows"] == EXACT_COUNT_LIMIT + 1  # counting stopped past the limit
     assert many["rows_method"] == "lower bound" and many["rows_estimated"] is True
-    text = run_extract("inspect", path, pva=False).stdout.decode("utf-8")
+    text = invoke_extract("inspect", path, pva=False).stdout.decode("utf-8")
     assert ["many", ">{:,}".format(EXACT_COUNT_LIMIT), "k"] in [
         line.split() for line in text.splitlines()]
     assert "> counts are lower bounds" in text
@@ -253,7 +253,7 @@ def test_odd_tables_do_not_break_it(tmp_path):
     assert tables["texts"]["columns"] == ["body"]
     assert tables["ghost"]["columns"] is None and tables["ghost"]["rows"] is None
     assert "texts_data" in tables  # fts5's own tables are ordinary ones
-    text = run_extract("inspect", path, "--exact", pva=False).stdout.decode("utf-8")
+    text = invoke_extract("inspect", path, "--exact", pva=False).stdout.decode("utf-8")
     assert "(unknown: a virtual table this SQLite cannot open)" in text
     assert "? marks a virtual table, never counted" in text
 
@@ -294,7 +294,7 @@ def _empty(tmp_path):
 def test_bad_files_give_one_line_and_exit_1(tmp_path, make, as_json):
     path, problem = make(tmp_path)
     before = sha256(path) if path.is_file() else None
-    result = run_extract("inspect", path, *(["--json"] if as_json else []), pva=True)
+    result = invoke_extract("inspect", path, *(["--json"] if as_json else []), pva=True)
     assert result.code == 1
     assert result.stderr == "extract: error: {}: {}\n".format(path, problem)
     assert result.stdout == b""
@@ -312,15 +312,15 @@ def test_an_empty_file_has_no_tables(tmp_path):
 
 
 def test_usage_errors_exit_2():
-    assert run_extract("inspect").code == 2
-    result = run_extract("inspect", "a.pop", "--count-everything")
+    assert invoke_extract("inspect").code == 2
+    result = invoke_extract("inspect", "a.pop", "--count-everything")
     assert result.code == 2 and "--count-everything" in result.stderr
 
 
 def test_help_lists_the_commands():
-    text = run_extract("--help").stdout.decode("utf-8")
+    text = invoke_extract("--help").stdout.decode("utf-8")
     assert "inspect" in text and "stages" in text
-    text = run_extract("inspect", "--help").stdout.decode("utf-8")
+    text = invoke_extract("inspect", "--help").stdout.decode("utf-8")
     for option in ("--json", "--exact", "--no-pva"):
         assert option in text
 
@@ -334,7 +334,7 @@ def test_without_pva(golden):
     assert answer["pva"]["version"] is None and answer["pva"]["module"] is None
     assert "No module named 'pva'" in answer["pva"]["error"]
     assert answer["report"] is None
-    text = run_extract("inspect", golden, pva=False).stdout.decode("utf-8")
+    text = invoke_extract("inspect", golden, pva=False).stdout.decode("utf-8")
     assert "pva: not importable (ModuleNotFoundError: No module named 'pva'); the Poplar " \
            "SDK's enable.sh provides it" in text
 
@@ -346,7 +346,7 @@ def test_with_the_stand_in(golden):
     assert Path(answer["pva"]["module"]).resolve().parent.parent == PVA_DOUBLE.resolve()
     assert answer["report"]["opened"] is True
     assert answer["report"]["poplar_version"] == "3.3.0 (stand-in)"
-    text = run_extract("inspect", golden, pva=True).stdout.decode("utf-8")
+    text = invoke_extract("inspect", golden, pva=True).stdout.decode("utf-8")
     assert "pva: importable, version 3.3.0+stand-in, from {}".format(
         answer["pva"]["module"]) in text
     assert "report: Poplar 3.3.0 (stand-in), profile format " in text
@@ -357,7 +357,7 @@ def test_no_pva_does_not_import_it(golden):
     assert answer["pva"] == {"asked": False, "importable": None, "version": None,
                              "module": None, "error": None}
     assert answer["report"] is None
-    text = run_extract("inspect", "--no-pva", golden, pva=True).stdout.decode("utf-8")
+    text = invoke_extract("inspect", "--no-pva", golden, pva=True).stdout.decode("utf-8")
     assert "pva: not asked (--no-pva)" in text
     # and the SQL part is the same either way
     full = inspect_json(golden, pva=True)
@@ -375,7 +375,7 @@ def test_pva_that_cannot_open_the_report(tmp_path):
     assert len(report["errors"]) == 1 and report["errors"][0].startswith("openReport: ")
     assert "pva-double.json" in report["errors"][0]
     assert answer["required"]["ok"] is True
-    text = run_extract("inspect", profile, pva=True).stdout.decode("utf-8")
+    text = invoke_extract("inspect", profile, pva=True).stdout.decode("utf-8")
     assert "report: pva could not open it: openReport: " in text
 
 
@@ -421,8 +421,8 @@ def test_format_version_from_pva(tmp_path, golden, unstable):
     assert answer["report"] == {"opened": True, "poplar_version": "3.4.0 (d2e6fb6b5c)",
                                 "format_version": "2.5.1", "unstable_format": unstable,
                                 "errors": []}
-    text = run_extract("inspect", golden, pva=False,
-                       env={"PYTHONPATH": str(path)}).stdout.decode("utf-8")
+    text = invoke_extract("inspect", golden, pva=False,
+                          env={"PYTHONPATH": str(path)}).stdout.decode("utf-8")
     assert "report: Poplar 3.4.0 (d2e6fb6b5c), profile format 2.5.1{}\n".format(
         " (unstable format)" if unstable else "") in text
 
@@ -438,8 +438,8 @@ def test_what_pva_cannot_tell_is_null_and_said(tmp_path, golden):
     assert report["errors"] == [
         "poplarVersion: RuntimeError: no version recorded",
         "version: AttributeError: '_Report' object has no attribute 'version'"]
-    text = run_extract("inspect", golden, pva=False,
-                       env={"PYTHONPATH": str(path)}).stdout.decode("utf-8")
+    text = invoke_extract("inspect", golden, pva=False,
+                          env={"PYTHONPATH": str(path)}).stdout.decode("utf-8")
     assert "pva: importable, version unknown (the module has no __version__)" in text
     assert "report: Poplar unknown, profile format unknown" in text
     assert "  pva could not tell poplarVersion: RuntimeError: no version recorded" in text

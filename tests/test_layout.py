@@ -3,7 +3,7 @@ run or a batch's worker asks: the same bytes either way, step tables included.""
 
 import pytest
 
-from conftest import EDGE, copy_case, golden_case_folder, run_extract
+from conftest import EDGE, copy_case, golden_case_folder, invoke_extract
 
 OUTPUTS = ("summary.json", "steps.csv", "first-body.csv")
 
@@ -15,11 +15,11 @@ def test_a_batch_writes_what_a_single_run_writes(tmp_path, pva):
     for name, source in cases.items():
         copy_case(source, tmp_path / "runs" / name)
     options = ["--csv"] + ([] if pva else ["--no-pva"])
-    batch = run_extract("runs", "-o", "out", "-j", "2", *options, cwd=tmp_path)
+    batch = invoke_extract("runs", "-o", "out", "-j", "2", *options, cwd=tmp_path)
     assert batch.code == 0, batch
     for name in cases:
-        single = run_extract("runs/{}/profile.pop".format(name), "-o",
-                             "single/{}/summary.json".format(name), *options, cwd=tmp_path)
+        single = invoke_extract("runs/{}/profile.pop".format(name), "-o",
+                                "single/{}/summary.json".format(name), *options, cwd=tmp_path)
         assert single.code == 0, single
         for output in OUTPUTS:
             written = (tmp_path / "single" / name / output).read_bytes()
@@ -27,7 +27,7 @@ def test_a_batch_writes_what_a_single_run_writes(tmp_path, pva):
             assert (tmp_path / "out" / name / output).read_bytes() == written, (name, output)
 
 
-def test_the_wheel_carries_every_subpackage(tmp_path):
+def test_the_wheel_carries_every_subpackage(tmp_path, wheel):
     # Run from an unpacked wheel, away from the checkout: a batch (extractor.batch), a
     # comparison with its chart (extractor.compare) and inspect (extractor.diagnose).
     import os
@@ -35,13 +35,8 @@ def test_the_wheel_carries_every_subpackage(tmp_path):
     import sys
     import zipfile
 
-    from conftest import PVA_DOUBLE, REPO
+    from conftest import PVA_DOUBLE
 
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                           str(tmp_path / "dist"), str(REPO)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
-    wheel = next((tmp_path / "dist").glob("popvision_extractor-*.whl"))
     with zipfile.ZipFile(str(wheel)) as archive:
         archive.extractall(str(tmp_path / "site"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path / "site"),

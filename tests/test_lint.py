@@ -4,7 +4,7 @@ ruff and mypy themselves run in CI (.ci/run), on extractor/, as pyproject.toml c
 them. These tests pin down the behaviour behind some of their findings, through the CLI.
 """
 
-from conftest import run_extract
+from conftest import invoke_extract
 
 DURING_HANDLING = "During handling of the above exception, another exception occurred"
 DIRECT_CAUSE = "The above exception was the direct cause of the following exception"
@@ -19,8 +19,8 @@ def test_debug_traceback_of_a_deeply_nested_rules_file_is_ours_alone(tmp_path, g
     """--debug shows where extract refused the file, not the TOML parser's recursion
     beneath it, nor a second failure "during handling" of it (B904: from None)."""
     rules = _deep_toml(tmp_path / "deep.toml")
-    result = run_extract("run", "--debug", "--rules", rules, golden_profile,
-                         "-o", tmp_path / "summary.json")
+    result = invoke_extract("run", "--debug", "--rules", rules, golden_profile,
+                            "-o", tmp_path / "summary.json")
     assert result.code == 2, result
     assert result.stderr.splitlines()[-1] == (
         "extract: error: {}: not valid TOML: arrays or tables nested too deeply".format(rules))
@@ -37,7 +37,7 @@ def test_debug_traceback_names_the_cause_of_a_one_line_error(tmp_path):
     broken.write_text("{not json")
     other = tmp_path / "b.json"
     other.write_text("{}")
-    result = run_extract("compare", "--debug", broken, other)
+    result = invoke_extract("compare", "--debug", broken, other)
     assert result.code == 1, result
     assert result.stderr.splitlines()[-1].startswith(
         "extract: error: {}: not a summary: not JSON (".format(broken))

@@ -1,7 +1,9 @@
 """`--no-pva`: the SQL facts exactly as in a full run, the three pva facts null.
 
 Every run here that must not need pva runs without it (`pva=False`: the stand-in is not
-on PYTHONPATH, so `import pva` fails), as on a laptop without the Poplar SDK.
+on the path, so `import pva` fails), as on a laptop without the Poplar SDK. The runs that
+check the error of a missing pva run in a subprocess (run_extract), the others in this
+process with sys.modules' pva set aside (invoke_extract).
 """
 
 import copy
@@ -11,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (EDGE, GOLDEN, GOLDEN_PROFILE_ARG, REPO, copy_case, golden_case_folder,
-                      run_extract, sha256)
+from conftest import (EDGE, GOLDEN, GOLDEN_PROFILE_ARG, REPO, copy_case,
+                      golden_case_folder, invoke_extract, run_extract, sha256)
 
 EXPECTED_TEXT = (GOLDEN / "expected.json").read_text(encoding="ascii")
 EDGE_CASES = sorted(p.name for p in EDGE.iterdir() if (p / "profile.pop").exists())
@@ -59,8 +61,8 @@ def work(tmp_path, golden_profile):
 def test_golden_without_pva_is_the_reference_with_pva_fields_null(work, golden_profile):
     expected = summary_bytes_of(without_pva(json.loads(EXPECTED_TEXT)))
     before = sha256(golden_profile)
-    result = run_extract(GOLDEN_PROFILE_ARG, "--no-pva", "-o", "summary.json", cwd=work,
-                         pva=False)
+    result = invoke_extract(GOLDEN_PROFILE_ARG, "--no-pva", "-o", "summary.json", cwd=work,
+                            pva=False)
     assert result.code == 0, result
     assert result.stderr == ""
     assert (work / "summary.json").read_bytes() == expected
@@ -71,11 +73,11 @@ def test_golden_without_pva_is_the_reference_with_pva_fields_null(work, golden_p
 
 def test_no_pva_to_standard_output(work):
     expected = summary_bytes_of(without_pva(json.loads(EXPECTED_TEXT)))
-    result = run_extract("--no-pva", GOLDEN_PROFILE_ARG, cwd=work, pva=False)
+    result = invoke_extract("--no-pva", GOLDEN_PROFILE_ARG, cwd=work, pva=False)
     assert result.code == 0, result
     assert result.stdout == expected
-    assert run_extract("run", GOLDEN_PROFILE_ARG, "--no-pva", "-o", "-", cwd=work,
-                       pva=False).stdout == expected
+    assert invoke_extract("run", GOLDEN_PROFILE_ARG, "--no-pva", "-o", "-", cwd=work,
+                          pva=False).stdout == expected
 
 
 def test_no_pva_never_asks_pva_even_when_it_is_there(tmp_path):
@@ -84,9 +86,9 @@ def test_no_pva_never_asks_pva_even_when_it_is_there(tmp_path):
     folder = tmp_path / "inference"
     folder.mkdir()
     shutil.copy2(str(golden_case_folder() / "profile.pop"), str(folder / "profile.pop"))
-    full = run_extract(folder / "profile.pop", pva=True)
+    full = invoke_extract(folder / "profile.pop", pva=True)
     assert full.code == 1 and "PopVision could not open the report" in full.stderr
-    result = run_extract(folder / "profile.pop", "--no-pva", pva=True)
+    result = invoke_extract(folder / "profile.pop", "--no-pva", pva=True)
     assert result.code == 0, result
     summary = json.loads(result.stdout)
     expected = without_pva(json.loads(EXPECTED_TEXT))
@@ -102,8 +104,8 @@ def test_edge_case_without_pva_says_what_the_full_run_says(case):
     # from the repository root.
     argument = "fixtures/edge/{}/profile.pop".format(case)
     before = sha256(REPO / argument)
-    full = run_extract(argument, cwd=REPO, pva=True)
-    bare = run_extract(argument, "--no-pva", cwd=REPO, pva=False)
+    full = invoke_extract(argument, cwd=REPO, pva=True)
+    bare = invoke_extract(argument, "--no-pva", cwd=REPO, pva=False)
     assert full.code == 0 and bare.code == 0, (full, bare)
     expected = json.loads((EDGE / case / "expected.json").read_text(encoding="ascii"))
     assert full.stdout == summary_bytes_of(expected)
@@ -145,7 +147,7 @@ def _index(outdir: Path) -> dict:
 
 def test_batch_without_pva(tmp_path):
     expected = _batch_tree(tmp_path)
-    result = run_extract("in", "-o", "out", "--no-pva", "-j", "2", cwd=tmp_path, pva=False)
+    result = invoke_extract("in", "-o", "out", "--no-pva", "-j", "2", cwd=tmp_path, pva=False)
     assert result.code == 0, result
     for relative, summary in expected.items():
         written = (tmp_path / "out" / relative / "summary.json").read_bytes()
@@ -156,10 +158,10 @@ def test_batch_without_pva(tmp_path):
 
     # Unchanged and asked the same way: up to date. Asked with pva: extracted again, in full.
     count = len(expected)
-    again = run_extract("in", "-o", "out", "--no-pva", cwd=tmp_path, pva=False)
+    again = invoke_extract("in", "-o", "out", "--no-pva", cwd=tmp_path, pva=False)
     assert again.code == 0, again
     assert "0 extracted, {} up to date".format(count) in again.stderr, again
-    full = run_extract("in", "-o", "out", cwd=tmp_path, pva=True)
+    full = invoke_extract("in", "-o", "out", cwd=tmp_path, pva=True)
     assert full.code == 0 and "{} extracted".format(count) in full.stderr, full
     for relative, summary in expected.items():
         written = (tmp_path / "out" / relative / "summary.json").read_bytes()

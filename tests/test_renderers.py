@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, run_extract
+from conftest import FIXTURES, invoke_extract
 from extractor.compare.formats import FORMATS
 
 RECORDINGS = (FIXTURES / "vit-f8weight" / "expected.json",
@@ -75,7 +75,7 @@ def _stages(paths) -> set:
 def test_there_are_formats_and_the_cli_offers_exactly_them():
     assert list(FORMATS) == ["markdown", "csv", "json"]
     assert all(FORMATS[name].name == name for name in FORMATS)
-    help_text = run_extract("compare", "--help", env={"COLUMNS": "200"}).stdout.decode()
+    help_text = invoke_extract("compare", "--help", env={"COLUMNS": "200"}).stdout.decode()
     # `<markdown|csv|json>`, or `[markdown|csv|json]` from the older typer of Python 3.8.
     offered = re.search(r"--format\s+-f\s+[<\[]([a-z|]+)[>\]]", help_text)
     assert offered, help_text
@@ -87,7 +87,7 @@ def test_every_format_keeps_the_common_contract(name, recordings):
     args = ["compare", "--format", name, "--clock-mhz", "1850"]
     for label in LABELS:
         args += ["--label", label]
-    result = run_extract(*(args + recordings))
+    result = invoke_extract(*(args + recordings))
     assert (result.code, result.stderr) == (0, ""), result
     text = result.stdout.decode("utf-8")  # strict: UTF-8 or a failure
     assert text.endswith("\n") and not text.endswith("\n\n")

@@ -7,7 +7,7 @@ import pytest
 from extractor.errors import RulesError
 from extractor.rules import default_rules_path, load_rules, parse_rules
 
-from conftest import REPO, run_extract
+from conftest import REPO, invoke_extract
 
 GOOD = """
 fallback = "other"
@@ -96,7 +96,7 @@ def test_bad_rules_file_is_a_one_line_usage_error(tmp_path, golden_profile, case
     rules = tmp_path / "my rules.toml"
     rules.write_text(text, encoding="utf-8")
     out = tmp_path / "out" / "summary.json"
-    result = run_extract(golden_profile, "-o", out, "--rules", rules)
+    result = invoke_extract(golden_profile, "-o", out, "--rules", rules)
     assert result.code == 2, result
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result
@@ -107,7 +107,7 @@ def test_bad_rules_file_is_a_one_line_usage_error(tmp_path, golden_profile, case
 
 
 def test_missing_rules_file(tmp_path, golden_profile):
-    result = run_extract(golden_profile, "--rules", tmp_path / "nope.toml")
+    result = invoke_extract(golden_profile, "--rules", tmp_path / "nope.toml")
     assert result.code == 2, result
     assert result.stderr.strip() == "extract: error: {}: cannot read: No such file or " \
                                     "directory".format(tmp_path / "nope.toml")
@@ -116,7 +116,7 @@ def test_missing_rules_file(tmp_path, golden_profile):
 def test_rules_file_changes_stages(tmp_path, golden_profile):
     rules = tmp_path / "rules.toml"
     rules.write_text(GOOD, encoding="utf-8")
-    result = run_extract(golden_profile, "-o", "-", "--rules", rules)
+    result = invoke_extract(golden_profile, "-o", "-", "--rules", rules)
     assert result.code == 0, result
     import json
     summary = json.loads(result.stdout)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (EDGE, GOLDEN, GOLDEN_PROFILE_ARG, PVA_DOUBLE, REPO, copy_case,
-                      extract_command, golden_case_folder, pva_double,
+                      extract_command, golden_case_folder, invoke_extract, pva_double,
                       run_extract, sha256)
 
 EXPECTED = (GOLDEN / "expected.json").read_bytes()
@@ -28,7 +28,7 @@ def test_golden_profile_gives_the_reference_bytes(golden_profile, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     before = sha256(golden_profile)
-    result = run_extract(GOLDEN_PROFILE_ARG, "-o", "summary.json", cwd=work)
+    result = invoke_extract(GOLDEN_PROFILE_ARG, "-o", "summary.json", cwd=work)
     assert result.code == 0, result
     assert (work / "summary.json").read_bytes() == EXPECTED
     assert result.stderr == ""
@@ -40,8 +40,8 @@ def test_golden_profile_gives_the_reference_bytes(golden_profile, tmp_path):
 def test_standard_output_and_python_m_give_the_same_bytes(golden_profile, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    assert run_extract(GOLDEN_PROFILE_ARG, "-o", "-", cwd=work).stdout == EXPECTED
-    assert run_extract(GOLDEN_PROFILE_ARG, cwd=work).stdout == EXPECTED
+    assert invoke_extract(GOLDEN_PROFILE_ARG, "-o", "-", cwd=work).stdout == EXPECTED
+    assert invoke_extract(GOLDEN_PROFILE_ARG, cwd=work).stdout == EXPECTED
     import os
     import subprocess
     env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE))
@@ -54,12 +54,12 @@ def test_standard_output_and_python_m_give_the_same_bytes(golden_profile, tmp_pa
 def test_explicit_run_command_is_the_default_one(golden_profile, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    assert run_extract("run", GOLDEN_PROFILE_ARG, cwd=work).stdout == EXPECTED
+    assert invoke_extract("run", GOLDEN_PROFILE_ARG, cwd=work).stdout == EXPECTED
 
 
 def test_missing_output_folders_are_created(golden_profile, tmp_path):
     out = tmp_path / "a" / "b" / "c" / "summary.json"
-    result = run_extract(golden_profile, "-o", out)
+    result = invoke_extract(golden_profile, "-o", out)
     assert result.code == 0, result
     assert json.loads(out.read_bytes())["qkv_executions"] == 54
 
@@ -69,7 +69,7 @@ def test_read_only_profile_in_read_only_folder(golden_profile, tmp_path):
     golden_profile.chmod(0o444)
     folder.chmod(0o555)
     try:
-        result = run_extract(golden_profile, "-o", tmp_path / "s.json")
+        result = invoke_extract(golden_profile, "-o", tmp_path / "s.json")
         assert result.code == 0, result
         assert sorted(p.name for p in folder.iterdir()) == ["profile.pop", "pva-double.json"]
     finally:
@@ -80,7 +80,7 @@ def test_read_only_profile_in_read_only_folder(golden_profile, tmp_path):
 def test_edge_case_gives_its_hand_checked_summary(case):
     profile = "fixtures/edge/{}/profile.pop".format(case)
     before = sha256(REPO / profile)
-    result = run_extract(profile, "-o", "-", cwd=REPO)
+    result = invoke_extract(profile, "-o", "-", cwd=REPO)
     assert result.code == 0, result
     assert result.stdout == (EDGE / case / "expected.json").read_bytes()
     assert "Traceback" not in result.stderr
@@ -100,14 +100,14 @@ def test_edge_case_warns_on_stderr(case, pattern):
     import re
     if case not in EDGE_CASES:
         pytest.fail("fixture fixtures/edge/{} is missing".format(case))
-    result = run_extract("fixtures/edge/{}/profile.pop".format(case), "-o", "-", cwd=REPO)
+    result = invoke_extract("fixtures/edge/{}/profile.pop".format(case), "-o", "-", cwd=REPO)
     assert result.code == 0, result
     warnings = [l for l in result.stderr.splitlines() if l.startswith("extract: warning: ")]
     assert any(re.search(pattern, line) for line in warnings), result.stderr
 
 
 def test_quiet_hides_warnings():
-    result = run_extract("fixtures/edge/no-anchors/profile.pop", "-q", cwd=REPO)
+    result = invoke_extract("fixtures/edge/no-anchors/profile.pop", "-q", cwd=REPO)
     assert result.code == 0 and result.stderr == "", result
 
 
@@ -161,7 +161,7 @@ def test_bad_profile_is_one_line_exit_1_and_nothing_written(tmp_path, golden_pro
     out = tmp_path / "out" / "summary.json"
     out.parent.mkdir()
     out.write_bytes(b"previous summary\n")
-    result = run_extract(golden_profile, "-o", out)
+    result = invoke_extract(golden_profile, "-o", out)
     assert result.code == 1, result
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result
@@ -173,12 +173,12 @@ def test_bad_profile_is_one_line_exit_1_and_nothing_written(tmp_path, golden_pro
 
 
 def test_missing_file_and_directory(tmp_path):
-    result = run_extract(tmp_path / "nope.pop", "-o", tmp_path / "s.json")
+    result = invoke_extract(tmp_path / "nope.pop", "-o", tmp_path / "s.json")
     assert (result.code, result.stderr) == (
         1, "extract: error: {}: no such file\n".format(tmp_path / "nope.pop"))
     link = tmp_path / "dangling.pop"
     link.symlink_to(tmp_path / "gone.pop")
-    result = run_extract(link, "-o", tmp_path / "s.json")
+    result = invoke_extract(link, "-o", tmp_path / "s.json")
     assert (result.code, result.stderr) == (
         1, "extract: error: {}: broken symbolic link\n".format(link))
     assert not (tmp_path / "s.json").exists()
@@ -197,14 +197,14 @@ def test_without_pva_the_error_says_how_to_enable_it(golden_profile, tmp_path):
 
 def test_output_onto_the_profile_is_refused(golden_profile):
     before = sha256(golden_profile)
-    result = run_extract(golden_profile, "-o", golden_profile)
+    result = invoke_extract(golden_profile, "-o", golden_profile)
     assert result.code == 2, result
     assert "would overwrite the profile" in result.stderr
     assert sha256(golden_profile) == before
 
 
 def test_unknown_option_is_a_usage_error(golden_profile):
-    result = run_extract(golden_profile, "--frobnicate")
+    result = invoke_extract(golden_profile, "--frobnicate")
     assert result.code == 2, result
 
 
@@ -212,7 +212,7 @@ def test_unwritable_output_is_one_line(golden_profile, tmp_path):
     # A regular file where a folder is needed: fails for root too, unlike permissions.
     blocker = tmp_path / "blocker"
     blocker.write_text("a file, not a folder")
-    result = run_extract(golden_profile, "-o", blocker / "summary.json")
+    result = invoke_extract(golden_profile, "-o", blocker / "summary.json")
     assert result.code == 1, result
     assert result.stderr == ("extract: error: {}: cannot write: a part of {} is a file, not "
                              "a folder\n".format(blocker / "summary.json", blocker))
@@ -221,7 +221,7 @@ def test_unwritable_output_is_one_line(golden_profile, tmp_path):
 
 def test_version():
     from extractor import __version__
-    result = run_extract("--version")
+    result = invoke_extract("--version")
     assert (result.code, result.stdout.decode()) == (0, "extract {}\n".format(__version__))
     # Installed under the distribution's own name ("extractor" is another project's).
     import importlib.metadata
@@ -264,15 +264,10 @@ def test_package_imports_without_pva():
     assert done.stdout.strip() == b"summarize"
 
 
-def test_wheel_carries_the_default_rules(tmp_path):
+def test_wheel_carries_the_default_rules(tmp_path, wheel):
     import subprocess
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                           str(tmp_path / "dist"), str(REPO)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
     # The distribution's name is not the package's: "extractor" on the index is another
     # project. The wheel installs the package `extractor` and the command `extract`.
-    wheel = next((tmp_path / "dist").glob("popvision_extractor-*.whl"))
     with zipfile.ZipFile(str(wheel)) as archive:
         names = archive.namelist()
         assert archive.read("extractor/stage_rules.toml") == (REPO / "stage_rules.toml").read_bytes()

@@ -10,7 +10,7 @@ from collections import Counter, OrderedDict
 import pytest
 
 from conftest import (EDGE, FIXTURES, GOLDEN, REPO, copy_case, golden_case_folder,
-                      run_extract, sha256)
+                      invoke_extract, run_extract, sha256)
 
 BERT_RULES = REPO / "examples" / "rules-bert.toml"
 
@@ -25,14 +25,14 @@ SELECTORS = ["kernel", "anchor", "attention_exchange", "input_delivered", "outpu
 
 
 def stages_json(*args, **kwargs) -> dict:
-    result = run_extract("stages", *args, "--json", **kwargs)
+    result = invoke_extract("stages", *args, "--json", **kwargs)
     assert result.code == 0, result
     assert result.stderr == ""
     return json.loads(result.stdout)
 
 
 def stages_text(*args, **kwargs) -> str:
-    result = run_extract("stages", *args, **kwargs)
+    result = invoke_extract("stages", *args, **kwargs)
     assert result.code == 0, result
     return result.stdout.decode("utf-8")
 
@@ -402,7 +402,7 @@ def test_bert_profile_with_the_default_rules_finds_no_stages(bert_profile):
 
 def test_bert_summary_with_the_bert_rules(bert_profile, tmp_path):
     out = tmp_path / "summary.json"
-    result = run_extract(bert_profile, "--rules", BERT_RULES, "-o", out, pva=True)
+    result = invoke_extract(bert_profile, "--rules", BERT_RULES, "-o", out, pva=True)
     assert result.code == 0, result
     assert result.stderr == ""
     summary = json.loads(out.read_text())
@@ -425,7 +425,7 @@ def test_bert_summary_with_the_bert_rules(bert_profile, tmp_path):
         spans.append(max(s["end"] for s in device) - min(s["start"] for s in device))
     assert summary["device_spans"] == spans
 
-    default = run_extract(bert_profile, "-o", tmp_path / "default.json", pva=True)
+    default = invoke_extract(bert_profile, "-o", tmp_path / "default.json", pva=True)
     assert default.code == 0
     assert "no kernel step matches the anchor selector '/attn/qkv/'" in default.stderr
     assert json.loads((tmp_path / "default.json").read_text())["kernels"] == []
@@ -478,7 +478,7 @@ def _missing(tmp_path):
 def test_bad_profiles(tmp_path, make):
     path, line, code = make(tmp_path)
     before = sha256(path) if path.exists() else None
-    result = run_extract("stages", path, "--json", pva=False)
+    result = invoke_extract("stages", path, "--json", pva=False)
     assert (result.code, result.stderr, result.stdout) == (code, line + "\n", b"")
     if before is not None:
         assert sha256(path) == before
@@ -487,8 +487,8 @@ def test_bad_profiles(tmp_path, make):
 def test_bad_rules_are_a_usage_error(tmp_path):
     rules = tmp_path / "rules.toml"
     rules.write_text('fallback = "other"\n[[rules]]\npattern = "("\nlabel = "x"\n')
-    result = run_extract("stages", EDGE / "multi-ipu" / "profile.pop", "--rules", rules,
-                         pva=False)
+    result = invoke_extract("stages", EDGE / "multi-ipu" / "profile.pop", "--rules", rules,
+                            pva=False)
     assert result.code == 2
     assert result.stderr.startswith("extract: error: {}: rule 1: pattern is not a valid "
                                     "regular expression".format(rules))
@@ -496,11 +496,11 @@ def test_bad_rules_are_a_usage_error(tmp_path):
 
 
 def test_usage_errors():
-    assert run_extract("stages", pva=False).code == 2
-    result = run_extract("stages", EDGE / "multi-ipu" / "profile.pop", "--top", "-1",
-                         pva=False)
+    assert invoke_extract("stages", pva=False).code == 2
+    result = invoke_extract("stages", EDGE / "multi-ipu" / "profile.pop", "--top", "-1",
+                            pva=False)
     assert result.code == 2 and "--top" in result.stderr
-    text = run_extract("stages", "--help").stdout.decode("utf-8")
+    text = invoke_extract("stages", "--help").stdout.decode("utf-8")
     for option in ("--rules", "--top", "--json"):
         assert option in text
 
@@ -521,6 +521,6 @@ def test_non_ascii_names(tmp_path):
     assert text.code == 0, text
     assert ["1", "260", name] in [line.split() for line in
                                   text.stdout.decode("utf-8").splitlines()]
-    data = run_extract("stages", profile, "--rules", rules, "--json", pva=False).stdout
+    data = invoke_extract("stages", profile, "--rules", rules, "--json", pva=False).stdout
     assert b"caf\\u00e9\\ud83d\\ude00" in data
     assert {"name": name, "rows": 1, "cycles": 260} in json.loads(data)["unmatched"]["top"]
