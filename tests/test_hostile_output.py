@@ -414,16 +414,20 @@ def closed_stdout():
     os.close(1)
 
 
+def stdout_writing_args(tmp_path, command: str) -> list:
+    """Arguments of a command that writes to standard output: a single run, or compare."""
+    profile = bad.write_base(tmp_path / "case")
+    if command == "run":
+        return [profile]
+    summary = tmp_path / "s.json"
+    assert invoke_extract(profile, "-o", summary).code == 0
+    return ["compare", summary, summary]
+
+
 @pytest.mark.parametrize("command", ["run", "compare"])
 def test_closed_stdout_is_one_line(tmp_path, command):
     # `extract P >&-`: the process starts without a file descriptor 1.
-    profile = bad.write_base(tmp_path / "case")
-    if command == "run":
-        args = [profile]
-    else:
-        summary = tmp_path / "s.json"
-        assert invoke_extract(profile, "-o", summary).code == 0
-        args = ["compare", summary, summary]
+    args = stdout_writing_args(tmp_path, command)
     code, stderr = run_with(args, preexec_fn=closed_stdout)
     assert code == 1, stderr
     check_error_line(stderr, "<stdout>", r"^cannot write: standard output is closed$")
@@ -433,13 +437,7 @@ def test_closed_stdout_is_one_line(tmp_path, command):
 def test_stdout_whose_reader_has_gone_is_one_line_without_noise(tmp_path, command):
     # `extract P | head -c1`, when head has already gone: EPIPE on the first write, and
     # nothing from Python at exit ("Exception ignored ... BrokenPipeError").
-    profile = bad.write_base(tmp_path / "case")
-    if command == "run":
-        args = [profile]
-    else:
-        summary = tmp_path / "s.json"
-        assert invoke_extract(profile, "-o", summary).code == 0
-        args = ["compare", summary, summary]
+    args = stdout_writing_args(tmp_path, command)
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:

@@ -69,16 +69,21 @@ def test_rules_regex_nested_too_deep_is_a_usage_error(tmp_path, pattern):
     assert not (tmp_path / "s.json").exists()
 
 
-def test_rules_regex_repeat_too_large_is_a_usage_error(tmp_path):
-    rules = tmp_path / "huge.toml"
-    rules.write_text(_rules_with_pattern("a{4294967296}"), encoding="utf-8")
+def stages_refuses_rules(tmp_path, rules: Path, problem: str) -> None:
+    """`extract stages` with these rules is a usage error whose one line names them."""
     result = run_extract("stages", bad.write_base(tmp_path / "case"), "--rules", rules,
                          pva=False)
     no_surprise(result)
     assert result.code == 2, result
-    check_error_line(result.stderr, str(rules),
-                     r"^rule 1: pattern is not a valid regular expression "
-                     r"\('a\{4294967296\}': the repetition number is too large\)$")
+    check_error_line(result.stderr, str(rules), problem)
+
+
+def test_rules_regex_repeat_too_large_is_a_usage_error(tmp_path):
+    rules = tmp_path / "huge.toml"
+    rules.write_text(_rules_with_pattern("a{4294967296}"), encoding="utf-8")
+    stages_refuses_rules(tmp_path, rules, r"^rule 1: pattern is not a valid regular "
+                         r"expression \('a\{4294967296\}': the repetition number is too "
+                         r"large\)$")
 
 
 def test_rules_selector_nested_too_deep_is_a_usage_error(tmp_path):
@@ -88,13 +93,8 @@ def test_rules_selector_nested_too_deep_is_a_usage_error(tmp_path):
     rules = tmp_path / "deep.toml"
     rules.write_text(text[:start] + "anchor = '{}'".format("(" * 3000 + ")" * 3000)
                      + text[end:], encoding="utf-8")
-    result = run_extract("stages", bad.write_base(tmp_path / "case"), "--rules", rules,
-                         pva=False)
-    no_surprise(result)
-    assert result.code == 2, result
-    check_error_line(result.stderr, str(rules),
-                     r"^selector 'anchor' is not a valid regular expression .*nested too "
-                     r"deeply")
+    stages_refuses_rules(tmp_path, rules, r"^selector 'anchor' is not a valid regular "
+                         r"expression .*nested too deeply")
 
 
 def test_rules_file_with_a_byte_order_mark_is_read(tmp_path):
