@@ -230,7 +230,8 @@ def test_compare_reads_every_whole_number_extract_writes(tmp_path):
 @pytest.mark.parametrize("document", [
     "[" * 100000 + "]" * 100000,
     '{"kernels": ' + '{"a": ' * 100000 + "1" + "}" * 100000 + "}",
-])
+], ids=["arrays", "objects"])  # short ids: pytest puts the id in PYTEST_CURRENT_TEST,
+# which every subprocess inherits, and 200 kB there is more than one variable may hold
 def test_compare_refuses_deeply_nested_json(tmp_path, document):
     folder = tmp_path / "b"
     folder.mkdir()
