@@ -6,37 +6,13 @@ attention exchanges matched across recordings by `mask_ids`); formats.py renders
 """
 
 import os
-import re
 from pathlib import Path, PurePath
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import CompareError, SummaryFileError, shown_path
 from ..batch.discover import SUMMARY_NAME
+from ..metrics import mask_ids
 from ..model import MinMeanMax, Summary
-
-
-# ---- masking compiler ids ----------------------------------------------------------
-
-# `cs23_`, `copy617_`: a compute set's or copy's number, prefixed to a program name. Only
-# at the start of a name or of a name nested after `{`, `,`, `/` (never inside a word,
-# so `Conv_1` or `blocks.0` stay as they are).
-_PREFIX_ID = re.compile(r"(?<![A-Za-z0-9_.])(cs|copy)[0-9]+_")
-# `/1570/`: a path part that is only digits (an op's number in the graph). Parts end at
-# `/` and, in the `{a,b}_to_c` names of copies, at `,` `{` `}`.
-_NUMERIC_PART = re.compile(r"(?<=/)[0-9]+(?=[/,{}]|$)")
-
-
-def mask_ids(name: str) -> str:
-    """The exchange name with the compiler's numeric ids replaced by `#`.
-
-    `cs23_` -> `cs#_`, `copy617_` -> `copy#_`, and a path part that is only digits
-    (`/1570/`) -> `/#/`. These ids change between compilations of the same model;
-    everything else in the name (`blocks.0`, `MatMul_1`, `Conv_1`) is kept.
-
-    >>> mask_ids("cs23_/a/qkv/MatMul/1570/Conv_1/Convolve/ExchangePre")
-    'cs#_/a/qkv/MatMul/#/Conv_1/Convolve/ExchangePre'
-    """
-    return _NUMERIC_PART.sub("#", _PREFIX_ID.sub(r"\1#_", name))
 
 
 # ---- reading recordings ------------------------------------------------------------

@@ -1,0 +1,102 @@
+"""The metric names: one vocabulary for every table the tool writes (budget-spec.md,
+"Metrics"). `metrics(summary)` gives a summary's numbers under these names, in the order
+the comparison lists its rows; a number that is null or absent in the summary is absent
+here. compare's rows, budgets, `extract table` and the report all name numbers this way.
+"""
+
+import re
+from typing import Dict, Union
+
+from .model import Summary
+
+Number = Union[int, float]
+
+STAGE = "stage:"  # + a stage's label
+STAGES_TOTAL = "stages:total"
+DEVICE_SPAN = "device_span:"  # + the span's number from 1, or "max" / "mean"
+DEVICE_SPAN_MAX = DEVICE_SPAN + "max"
+DEVICE_SPAN_MEAN = DEVICE_SPAN + "mean"
+QKV_EXECUTIONS = "qkv_executions"
+EXCHANGE_MEMORY = "exchange_memory:"  # + "min", "mean" or "max"
+ALLOCATED_MEMORY = "allocated_memory:"  # + "min", "mean" or "max"
+STATISTICS = ("min", "mean", "max")
+ATTENTION_EXCHANGE = "attention_exchange:"  # + the exchange's masked name
+
+
+def stage_metric(label: str) -> str:
+    return STAGE + label
+
+
+def device_span_metric(number: int) -> str:
+    """The n-th device span's name, n from 1."""
+    return DEVICE_SPAN + str(number)
+
+
+def attention_exchange_metric(masked_name: str) -> str:
+    return ATTENTION_EXCHANGE + masked_name
+
+
+# ---- masking compiler ids ----------------------------------------------------------
+
+# `cs23_`, `copy617_`: a compute set's or copy's number, prefixed to a program name. Only
+# at the start of a name or of a name nested after `{`, `,`, `/` (never inside a word,
+# so `Conv_1` or `blocks.0` stay as they are).
+_PREFIX_ID = re.compile(r"(?<![A-Za-z0-9_.])(cs|copy)[0-9]+_")
+# `/1570/`: a path part that is only digits (an op's number in the graph). Parts end at
+# `/` and, in the `{a,b}_to_c` names of copies, at `,` `{` `}`.
+_NUMERIC_PART = re.compile(r"(?<=/)[0-9]+(?=[/,{}]|$)")
+
+
+def mask_ids(name: str) -> str:
+    """The exchange name with the compiler's numeric ids replaced by `#`.
+
+    `cs23_` -> `cs#_`, `copy617_` -> `copy#_`, and a path part that is only digits
+    (`/1570/`) -> `/#/`. These ids change between compilations of the same model;
+    everything else in the name (`blocks.0`, `MatMul_1`, `Conv_1`) is kept.
+
+    >>> mask_ids("cs23_/a/qkv/MatMul/1570/Conv_1/Convolve/ExchangePre")
+    'cs#_/a/qkv/MatMul/#/Conv_1/Convolve/ExchangePre'
+    """
+    return _NUMERIC_PART.sub("#", _PREFIX_ID.sub(r"\1#_", name))
+
+
+def numbered(masked_name: str, occurrence: int) -> str:
+    """The name of the `occurrence`-th exchange (from 1) of a summary with this masked
+    name: the masked name itself, then `<masked name> (2)`, `(3)`, ..."""
+    return masked_name if occurrence == 1 else "{} ({})".format(masked_name, occurrence)
+
+
+# ---- a summary's metrics -------------------------------------------------------------
+
+
+def metrics(summary: Summary) -> Dict[str, Number]:
+    """The summary's numbers by metric name, in the comparison's row order: stages (in
+    the order they first appear), their total, each device span then their max and mean,
+    the QKV executions, exchange then allocated memory (min, mean, max), the attention
+    exchanges in pva order. Null or absent numbers are left out."""
+    found: Dict[str, Number] = {}
+
+    def put(name: str, value) -> None:
+        if value is not None:
+            found[name] = value
+
+    for label, cycles in summary.stage_cycles().items():
+        put(stage_metric(label), cycles)
+    put(STAGES_TOTAL, summary.stages_total)
+    spans = summary.device_spans
+    for number, span in enumerate(spans, start=1):
+        put(device_span_metric(number), span)
+    if spans:
+        put(DEVICE_SPAN_MAX, max(spans))
+        put(DEVICE_SPAN_MEAN, sum(spans) / len(spans))
+    put(QKV_EXECUTIONS, summary.qkv_executions)
+    for prefix, values in ((EXCHANGE_MEMORY, summary.exchange_memory),
+                           (ALLOCATED_MEMORY, summary.allocated_memory)):
+        for statistic, value in zip(STATISTICS, values):
+            put(prefix + statistic, value)
+    seen: Dict[str, int] = {}
+    for exchange in summary.attention_exchanges or ():
+        masked = mask_ids(exchange.name)
+        seen[masked] = seen.get(masked, 0) + 1
+        put(attention_exchange_metric(numbered(masked, seen[masked])), exchange.maximum)
+    return found
