@@ -109,6 +109,14 @@ def _toml_type(value) -> str:
     return "a " + type(value).__name__  # a date or time
 
 
+def _finite(number: Fraction) -> bool:
+    """Whether `number` is within a float's range (a limit JSON can hold)."""
+    try:
+        return math.isfinite(float(number))
+    except OverflowError:
+        return False
+
+
 def parse_limit(text: str) -> Optional[Limit]:
     """The budget `text` (`+2%`, `+ 512`, `<= 600000`, `=`...), or None if it is none."""
     for operator, form in _FORMS:
@@ -158,8 +166,8 @@ def parse_budget(data: dict, source: str) -> Budget:
             if limit is None:
                 fail("{}: {} is not a budget (one of {}; X is digits with an optional "
                      "fraction)".format(where, _quoted(text), FORMS_TEXT))
-            if limit.number is not None and not math.isfinite(float(limit.number)):
-                fail("{}: {}: the number is too large".format(where, _quoted(text)))
+            if limit.number is not None and not _finite(limit.number):
+                fail("{}: {}: the number is too large".format(where, _quoted(text, 80)))
             limits.append(limit)
         entries.append(Entry(key, tuple(limits)))
     return Budget(source, tuple(entries))
