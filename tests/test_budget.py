@@ -662,3 +662,19 @@ def test_fixture_copies_are_hand_editable():
     assert data["allocated_memory"]["max(total)"] == 596494
     assert data["exchange_memory_per_tile"]["avg(b)"] == 15602.703804347826
     assert len(data["attention_exchanges"]) == 17
+
+
+def test_the_ci_gate_as_the_readme_runs_it(golden_profile, tmp_path):
+    # The README's CI job: extract the profile, then gate the new summary against the
+    # committed baseline (the reference summary) with the example budget, JUnit out.
+    summary = tmp_path / "summary.json"
+    run = invoke_extract(golden_profile, "-o", summary)
+    assert run.code == 0, run
+    report = tmp_path / "budget-report.xml"
+    result = gate(REFERENCE, summary, "--label", "baseline", "--label", "this-commit",
+                  "--budget", EXAMPLE, "--junit", report)
+    assert result.code == 0, result
+    assert result.lines[-1] == "budget: all 28 checks within"  # counted in the test above
+    suites = {s.name: (s.tests, s.failures) for s in JUnitXml.fromfile(str(report))}
+    assert suites == {"baseline": (1, 0), "this-commit": (27, 0)}
+    assert "\u274c" not in result.text and result.text.count("\u2705") >= 20
