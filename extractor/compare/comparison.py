@@ -198,7 +198,7 @@ def percent_change(value, first) -> Optional[float]:
     return (value - first) * 100.0 / first
 
 
-def _with_change(section, metric, unit, values, metric_name) -> Row:
+def _with_change(section, metric, unit, values, metric_name=None) -> Row:
     values = tuple(values)
     change = (None,) + tuple(percent_change(v, values[0]) for v in values[1:])
     return Row(section, metric, unit, values, change, metric_name)
