@@ -356,6 +356,13 @@ def compare_command(
         None, "--chart", metavar="FILE.svg",
         help="Also draw the kernel stages as grouped bars, one colour per recording, "
              "to an SVG file."),
+    budget_file: Optional[Path] = typer.Option(
+        None, "--budget", metavar="FILE", readable=False,
+        help="A budget file (TOML): how much worse than the first recording each metric "
+             "may be. Checked values are marked; exit code 3 when a check fails."),
+    junit: Optional[Path] = typer.Option(
+        None, "--junit", metavar="FILE",
+        help="With --budget: also write the checks as a JUnit XML report (atomically)."),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
 ):
     """Compare recordings: one table, recordings as columns, changes against the first."""
@@ -369,8 +376,14 @@ def compare_command(
                "(1 kHz) to 1000000 (1 THz)".format(clock_mhz))
     if chart is not None and chart.suffix.lower() not in CHART_SUFFIXES:
         _usage("--chart {}: only SVG charts are drawn (name the file .svg)".format(chart))
+    if junit is not None and budget_file is None:
+        _usage("--junit {}: a report of budget checks needs --budget FILE".format(junit))
 
     def compare_and_print():
+        budget = None
+        if budget_file is not None:  # a bad budget file is told before any summary is read
+            from .budget import load_budget
+            budget = load_budget(budget_file)
         try:
             recordings = load_recordings(paths, labels)
         except ValueError as exc:
@@ -378,12 +391,28 @@ def compare_command(
         if len(recordings) < 2:
             _usage("compare needs two or more recordings; {} gives {}".format(
                 " ".join(str(p) for p in paths), len(recordings)))
+        checks = None
+        if budget is not None:  # a pattern that matches nothing: a usage error, first
+            from .budget import check_budget
+            checks = check_budget(budget, recordings)
         comparison = compare(recordings, clock_mhz)
+        if checks is not None:
+            comparison = comparison.with_checks(checks)
         text = FORMATS[output_format.value].render(comparison)
         if chart is not None:
             write_chart(chart, comparison)
+        if junit is not None and checks is not None:
+            from .errors import shown_path
+            from .junit import write_junit
+            write_junit(junit, checks, "extract compare --budget {}".format(
+                shown_path(budget_file)))
         # A lone surrogate (a summary may hold one, escaped) is shown as \udXXX.
         write_output(STDOUT, text.encode("utf-8", "backslashreplace"))
+        if checks is not None:
+            from .budget import budget_line, gate_failed
+            typer.echo(budget_line(checks), err=True)
+            if gate_failed(checks):
+                raise typer.Exit(3)
 
     _report_errors(compare_and_print, debug)
 
