@@ -439,6 +439,11 @@ class Profile:
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc
 
+    def has_vars_info_rows(self) -> bool:
+        """Whether vars_info holds any row (Poplar writes its per-tile variables only
+        with autoReport.outputLoweredVars, it seems). One b-tree descent."""
+        return self._one_row("SELECT EXISTS (SELECT 1 FROM vars_info)")[0] == 1
+
     def exchange_memory_per_tile(self) -> dict:
         try:
             ids = [row[0] for row in self.db.execute(_CATEGORY_IDS, (EXCHANGE_CODE_CATEGORY,))]
