@@ -370,8 +370,9 @@ def check_code_bytes(sql: SqlSide, side: PvaSide) -> Check:
     against the target's tile count."""
     programs = side.programs()
     used = [p for p, kind in sql.step_programs if kind == "DoExchange"]
-    chosen = ([programs[p] for p in used if type(p) is int and p in programs] if used
-              else [p for p in programs.values() if side.is_type(p, "DoExchange")])
+    chosen = [programs[p] for p in used if type(p) is int and p in programs] if used \
+        else list(programs.values())
+    chosen = [p for p in chosen if side.is_type(p, "DoExchange")]  # step_programs: the rest
     tiles = _tile_count(side)
     containers, elements = set(), set()
     empty, other_length, not_integral = 0, [], []
