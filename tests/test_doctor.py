@@ -324,3 +324,18 @@ def test_empty_vars_info_is_a_one_line_warning(tmp_path):
     assert code == 0
     entry = check(answer, "vars_info")
     assert entry["status"] == "warn" and "autoReport.outputLoweredVars" in entry["means"]
+
+
+def test_missing_vars_info_names_outputloweredvars(tmp_path):
+    import sqlite3
+    profile = copy_case(EDGE / "one-anchor", tmp_path / "no-vars-table")
+    db = sqlite3.connect(str(profile))
+    db.execute("DROP TABLE vars_info")
+    db.commit()
+    db.close()
+    line = ("extract: error: {}: no table 'vars_info': not a PopVision profile, or an unknown "
+            "version (or one made without autoReport.outputLoweredVars, which writes the "
+            "per-tile variables: profile again with it set to true)\n".format(profile))
+    for args in (["doctor", profile], [profile, "-o", tmp_path / "summary.json"]):
+        result = invoke_extract(*args)
+        assert (result.code, result.stderr) == (1, line)
