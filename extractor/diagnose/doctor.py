@@ -596,9 +596,12 @@ def doctor_text(answer: dict) -> str:
             lines.append("  {:<4}  {:<{w}}  means: {}".format("", "", check["means"],
                                                               w=width))
     lines.append("")
-    lines.append("extract reads this profile {}. Send us `extract doctor PROFILE --json` "
-                 "if anything is not ok.".format(
-                     "as it assumes" if counts[FAIL] == 0 and counts[WARN] == 0 else
-                     "with the warnings above" if counts[FAIL] == 0 else
-                     "WRONGLY where a check failed"))
+    if counts[FAIL]:
+        verdict = ("A check failed: extract would read this profile wrongly there, and "
+                   "refuses it where it can tell.")
+    elif counts[WARN]:
+        verdict = "extract reads this profile, with the warnings above."
+    else:
+        verdict = "extract reads this profile as it assumes."
+    lines.append(verdict + " Send us `extract doctor PROFILE --json` (docs/sdk-contract.md).")
     return "\n".join(lines) + "\n"
