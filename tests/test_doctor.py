@@ -339,3 +339,29 @@ def test_missing_vars_info_names_outputloweredvars(tmp_path):
     for args in (["doctor", profile], [profile, "-o", tmp_path / "summary.json"]):
         result = invoke_extract(*args)
         assert (result.code, result.stderr) == (1, line)
+
+
+def test_programs_without_computeset_are_checked_by_index_only(tmp_path):
+    # An older fixture (or a pva without the attribute): a warning, not a failure.
+    folder = tmp_path / "old"
+    profile = copy_case(EDGE / "one-anchor", folder)
+    _edit_double(folder, lambda d: [p.pop("computeset", None) for p in d["programs"]])
+    code, answer, _ = doctor(profile)
+    assert code == 0
+    entry = check(answer, "step_compute_sets")
+    assert entry["status"] == "warn"
+    assert entry["data"]["without_computeset"] == 5  # programs 31, 32, 34, 36, 37
+
+
+def test_a_report_pva_cannot_open_fails_and_skips_the_rest(tmp_path):
+    folder = tmp_path / "closed"
+    profile = copy_case(EDGE / "one-anchor", folder)
+    _edit_double(folder, lambda d: d.update(_test_open_error="bad magic\nin 'programs'"))
+    code, answer, _ = doctor(profile)
+    assert code == 1
+    found = statuses(answer)
+    assert found["pva"] == "ok" and found["report_opens"] == "fail"
+    assert check(answer, "report_opens")["detail"] == (
+        "pva could not open the report: bad magic in 'programs'")
+    assert all(found[name] == "skipped" for name in PVA_CHECKS[1:])
+    assert found["steps_by_ipu_rows"] == "ok" and found["vars_info"] == "ok"
