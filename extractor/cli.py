@@ -470,6 +470,27 @@ def stages_command(
     _report_errors(lambda: _print(answer, as_json, stages_text))
 
 
+@app.command("doctor", help=(
+    "Check that extract reads a profile right: its SQL against pva, check by check.\n\n"
+    "Cross-checks what the summary assumes: that pva's program ids and compute set "
+    "indices are the profile's, the type of pva's code bytes, how pva's lists behave, "
+    "rows per step against the IPU count, and the per-tile variables "
+    "(autoReport.outputLoweredVars). Each check is ok, warn, fail or skipped (without "
+    "pva: the pva checks), with what it means for the summary. Exit code 1 when a check "
+    "fails. Send us the --json output."))
+def doctor_command(
+    profile: Path = typer.Argument(..., metavar="PROFILE", help="A profile.pop file."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for machines (the "
+                                                       "format is extract-doctor/1)."),
+):
+    from .diagnose.doctor import doctor_text, run_checks
+
+    answer = _report_errors(lambda: run_checks(profile))
+    _report_errors(lambda: _print(answer, as_json, doctor_text))
+    if not answer["ok"]:
+        raise typer.Exit(1)
+
+
 def _same_file(output: Path, profile: Path) -> bool:
     try:
         return output.exists() and output.samefile(profile)

@@ -27,6 +27,12 @@ from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadV
                     NamedStep, StepNames, make_step_row, whole)
 
 
+#: The warning for a profile whose vars_info holds no rows.
+NO_LOWERED_VARS = ("vars_info is empty: the profile was probably made without "
+                   "autoReport.outputLoweredVars (set it to true with autoReport.all), so "
+                   "exchange_memory_per_tile is null")
+
+
 class Extraction(NamedTuple):
     """A summary (a dict in the spec's key order) and the warnings met making it."""
 
@@ -130,7 +136,8 @@ class _OutOfOrder(Exception):
     """A step row whose step id is smaller than the one before (read in stored order)."""
 
 
-def _read_trace(profile: Profile, rules: StageRules, step_sink=None, facts=None):
+def _read_trace(profile: Profile, rules: StageRules, step_sink=None, facts=None,
+                sql_names=None):
     """(FirstBody, DeviceSpans, whether there were rows): the pass over the step rows.
 
     The rows are first read as steps_by_ipu stores them, with no sort, which is the
@@ -139,7 +146,10 @@ def _read_trace(profile: Profile, rules: StageRules, step_sink=None, facts=None)
     fault, the pass is made again on SQLite's sorted rows, whose results and errors are
     the ones the spec defines. A `step_sink` sees each row once, so it gets sorted rows
     from the start."""
-    names = StepNames(*profile.names(), rules, all_notable=step_sink is not None)
+    program_names, compute_set_names = (sql_names if sql_names is not None
+                                        else profile.names())
+    names = StepNames(program_names, compute_set_names, rules,
+                      all_notable=step_sink is not None)
     if step_sink is None and profile.can_read_in_stored_order:
         try:
             return _one_pass(profile, names, rules, None, None, stored_order=True)
@@ -236,7 +246,9 @@ def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
     else:
         facts = PvaFacts(pva if pva is not None else import_pva(), path)
     warnings = []
-    body, spans, any_rows = _read_trace(profile, rules, step_sink, facts)
+    names = profile.names()
+    facts.expect_names(*names)  # pva must name each program and compute set as SQL does
+    body, spans, any_rows = _read_trace(profile, rules, step_sink, facts, names)
     if not any_rows:
         warnings.append("no steps: a compile-only profile (no execution trace), so no "
                         "kernels, device spans or QKV executions")
@@ -250,6 +262,8 @@ def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
     kernels = [row.record(facts) for row in body.kernels]
     attention_exchanges = facts.attention_exchanges(rules.attention_exchange)
     exchange_memory = profile.exchange_memory_per_tile()
+    if not profile.has_vars_info_rows():
+        warnings.append(NO_LOWERED_VARS)
     allocated_memory = profile.allocated_memory()
     summary = summary_dict(
         profile=profile_label if profile_label is not None else shown_path(path),
