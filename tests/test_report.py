@@ -385,3 +385,25 @@ def test_the_wheel_carries_the_templates(tmp_path, wheel):
                           stderr=subprocess.PIPE)
     assert done.returncode == 0, done.stderr
     assert len(rows_of(parse(done.stdout))) == 1
+
+
+def test_a_long_blocks_file_shows_its_first_blocks_and_the_slowest(tmp_path):
+    from extractor.report.page import MAX_HEAT_ROWS
+    out = tmp_path / "out"
+    write_summary(out / "long", A)
+    count = MAX_HEAT_ROWS + 50
+    bodies = [{"run": 1 + n // 10, "block": n % 10, "first_step": n, "end_step": n + 1,
+               "kernels": 1, "cycles": {"PV": 100}, "total": 100} for n in range(count)]
+    bodies[count - 5]["cycles"]["PV"] = bodies[count - 5]["total"] = 900  # the slowest
+    (out / "long" / "blocks.json").write_text(json.dumps(
+        {"profile": "p", "stages": ["PV"], "blocks": bodies, "stats": {}, "total": None}))
+    page = parse(made(tmp_path, out))
+    details = page.find("details", cls="heat-map")
+    rows = details.find("tbody").find_all("tr")
+    assert len(rows) == MAX_HEAT_ROWS + 1
+    assert [td.text() for td in rows[-1].find_all("td")][:4] == [
+        str(1 + (count - 5) // 10), str((count - 5) % 10), "900", "900"]
+    assert rows[-1].classes == ["slowest"]
+    summary = details.find("summary").text()
+    assert "(the first {} of {} blocks shown, and the slowest;".format(
+        MAX_HEAT_ROWS, count) in summary

@@ -30,6 +30,10 @@ ABSENT = "\u2014"  # an em dash
 STAGE_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
                  "#F0E442", "#999999", "#000000", "#8C564B")
 HEAT_LEVELS = 9  # heat map shades, from the column's least cycles (0) to its most (8)
+# A heat map shows at most this many blocks (rows): a profile recording many inferences
+# would otherwise make the page too big to open. The shades and the slowest block are
+# still worked out over them all, and the slowest is shown even beyond the limit.
+MAX_HEAT_ROWS = 200
 
 
 # ---- the table -----------------------------------------------------------------------
@@ -237,6 +241,8 @@ class HeatMap(NamedTuple):
     columns: List[str]  # the stages that have cycles in some block, then "total"
     rows: List[HeatRow]
     slowest: Optional[str]  # "run 1, block 11: 123,456 cycles"
+    bodies: int  # how many blocks the file has
+    first_shown: int  # the rows show the first this many (MAX_HEAT_ROWS), and the slowest
 
 
 def build_heat_map(label: str, blocks: Blocks) -> HeatMap:
@@ -263,6 +269,8 @@ def build_heat_map(label: str, blocks: Blocks) -> HeatMap:
                           if body.total == slowest_total), None) if totals else None
     rows = []
     for index, (body, values) in enumerate(zip(blocks.bodies, table)):
+        if index >= MAX_HEAT_ROWS and index != slowest_index:
+            continue
         cells = []
         for value, (low, high) in zip(values, ranges):
             if value is None:
@@ -277,7 +285,8 @@ def build_heat_map(label: str, blocks: Blocks) -> HeatMap:
         body = blocks.bodies[slowest_index]
         slowest = "run {}, block {}: {} cycles".format(body.run, body.block,
                                                        number_text(body.total))
-    return HeatMap(label, str(blocks.path), columns, rows, slowest)
+    return HeatMap(label, str(blocks.path), columns, rows, slowest, len(blocks.bodies),
+                   min(len(blocks.bodies), MAX_HEAT_ROWS))
 
 
 # ---- budget checks -------------------------------------------------------------------
