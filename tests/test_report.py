@@ -385,6 +385,9 @@ def test_the_wheel_carries_the_templates(tmp_path, wheel):
                           stderr=subprocess.PIPE)
     assert done.returncode == 0, done.stderr
     assert len(rows_of(parse(done.stdout))) == 1
+    where = subprocess.run([sys.executable, "-c", "import extractor; print(extractor.__file__)"],
+                           cwd=str(tmp_path), env=env, stdout=subprocess.PIPE)
+    assert where.stdout.decode().startswith(str(tmp_path / "site"))  # not the checkout's
 
 
 def test_a_long_blocks_file_shows_its_first_blocks_and_the_slowest(tmp_path):
