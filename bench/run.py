@@ -4,8 +4,10 @@
     python bench/run.py --smoke    # reduced size, a couple of minutes: that they work (CI)
     python bench/run.py --baseline REV   # bench/size.py also times extract as at REV
 
-Runs bench/size.py (extract on big profiles against the SQL floor) and, when it is there,
-bench/batch.py (a batch with --jobs 2 against --jobs 1). Exit 0 when every benchmark ran.
+Runs bench/size.py (extract on big profiles against the SQL floor) and, when they are
+there, bench/batch.py (a batch with --jobs 2 against --jobs 1) and bench/report.py
+(extract report over 400 recordings, and Chromium rendering it). Exit 0 when every
+benchmark ran.
 """
 
 import argparse
@@ -38,7 +40,7 @@ def main(argv=None) -> int:
     arguments = parser.parse_args(argv)
     smoke = arguments.smoke
     status = 0
-    for name in ("size", "batch"):
+    for name in ("size", "batch", "report"):
         module = load(name)
         if module is None:
             print("bench/{}.py: not there, skipped".format(name))

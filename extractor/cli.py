@@ -417,6 +417,107 @@ def compare_command(
     _report_errors(compare_and_print, debug)
 
 
+class TableFormat(str, Enum):
+    """The names of report.table.FORMATS (here: the CLI must not import it to start)."""
+
+    csv = "csv"
+    jsonl = "jsonl"
+
+
+_RECORDINGS_HELP = ("summary.json files, or batch output folders (each summary.json below "
+                    "a folder is one recording, named by its folder, as compare names them).")
+_LABEL_HELP = ("Name the recordings in order, instead of by their folders; repeat it, one "
+               "per recording (the first ones if fewer).")
+
+
+def _load_recordings(paths, labels):
+    """compare's recordings, a bad --label being a usage error."""
+    from .compare.comparison import load_recordings
+
+    try:
+        return load_recordings(paths, labels)
+    except ValueError as exc:
+        _usage(str(exc))
+
+
+@app.command("table")
+def table_command(
+    paths: List[Path] = typer.Argument(..., metavar="SUMMARY|DIR...", help=_RECORDINGS_HELP),
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", metavar="FILE",
+        help="Where to write the table ('-' or nothing: standard output); written "
+             "atomically."),
+    labels: List[str] = typer.Option([], "--label", "-l", metavar="NAME", help=_LABEL_HELP),
+    table_format: TableFormat = typer.Option(
+        TableFormat.csv, "--format", "-f", case_sensitive=False,
+        help="csv (RFC 4180) or jsonl (one JSON object per line)."),
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
+):
+    """One line per recording and metric (recording, profile, metric, value): a long
+    table that pandas, DuckDB or a spreadsheet reads as it is."""
+
+    def make_table():
+        from .report.table import table_bytes
+
+        recordings = _load_recordings(paths, labels)
+        write_output(output or STDOUT, table_bytes(recordings, table_format.value))
+
+    _report_errors(make_table, debug)
+
+
+@app.command("report")
+def report_command(
+    paths: List[Path] = typer.Argument(..., metavar="SUMMARY|DIR...", help=_RECORDINGS_HELP),
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", metavar="FILE.html",
+        help="Where to write the page ('-' or nothing: standard output); written "
+             "atomically."),
+    labels: List[str] = typer.Option([], "--label", "-l", metavar="NAME", help=_LABEL_HELP),
+    baseline: Optional[str] = typer.Option(
+        None, "--baseline", metavar="LABEL",
+        help="The recording changes are measured against (default: the first)."),
+    budget_file: Optional[Path] = typer.Option(
+        None, "--budget", metavar="FILE", readable=False,
+        help="A budget file: the page shows each check's status, as extract compare "
+             "--budget decides it (the exit code does not: use compare as the gate)."),
+    title: Optional[str] = typer.Option(None, "--title", metavar="TEXT",
+                                        help="The page's title."),
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
+):
+    """One self-contained HTML page for a batch: a sortable table with changes against
+    a baseline, a chart of cycles per stage, blocks heat maps, failures, warnings."""
+
+    def make_report():
+        from .report.batchinfo import read_index_facts
+        from .report.page import build_page, render_page
+
+        budget_module = loaded_budget = None
+        if budget_file is not None:
+            # extract compare --budget's own module, so that both decide alike; its
+            # usage errors come before any summary is read, as compare's do.
+            import importlib
+            budget_module = importlib.import_module("extractor.budget")
+            loaded_budget = budget_module.load_budget(budget_file)
+        recordings = _load_recordings(paths, labels)
+        index = 0
+        if baseline is not None:
+            shown = [r.label for r in recordings]
+            if baseline not in shown:
+                _usage("--baseline {}: no recording is labelled so (the labels: {})".format(
+                    baseline, ", ".join(shown[:10]) + (", ..." if len(shown) > 10 else "")))
+            index = shown.index(baseline)
+        checks = None
+        if budget_module is not None:
+            # The budget's baseline is the first recording it is given.
+            ordered = [recordings[index]] + [r for i, r in enumerate(recordings) if i != index]
+            checks = budget_module.check_budget(loaded_budget, ordered)
+        page = build_page(recordings, read_index_facts(paths), baseline=index, title=title,
+                          checks=checks)
+        write_output(output or STDOUT, render_page(page))
+
+    _report_errors(make_report, debug)
+
+
 def _print(answer: dict, as_json: bool, as_text) -> None:
     """A report on standard output: JSON (ASCII, non-ASCII escaped), or `as_text(answer)`."""
     if as_json:
