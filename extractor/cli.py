@@ -491,13 +491,10 @@ def report_command(
         from .report.batchinfo import read_index_facts
         from .report.page import build_page, render_page
 
-        budget_module = loaded_budget = None
-        if budget_file is not None:
-            # extract compare --budget's own module, so that both decide alike; its
-            # usage errors come before any summary is read, as compare's do.
-            import importlib
-            budget_module = importlib.import_module("extractor.budget")
-            loaded_budget = budget_module.load_budget(budget_file)
+        budget = None
+        if budget_file is not None:  # usage errors before any summary is read, as compare's
+            from .budget import load_budget
+            budget = load_budget(budget_file)
         recordings = _load_recordings(paths, labels)
         index = 0
         if baseline is not None:
@@ -507,10 +504,10 @@ def report_command(
                     baseline, ", ".join(shown[:10]) + (", ..." if len(shown) > 10 else "")))
             index = shown.index(baseline)
         checks = None
-        if budget_module is not None:
-            # The budget's baseline is the first recording it is given.
+        if budget is not None:  # compare --budget's own checks; its baseline comes first
+            from .budget import check_budget
             ordered = [recordings[index]] + [r for i, r in enumerate(recordings) if i != index]
-            checks = budget_module.check_budget(loaded_budget, ordered)
+            checks = check_budget(budget, ordered)
         page = build_page(recordings, read_index_facts(paths), baseline=index, title=title,
                           checks=checks)
         write_output(output or STDOUT, render_page(page))

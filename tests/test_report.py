@@ -8,14 +8,11 @@ import json
 import os
 import subprocess
 import sys
-import types
 import zipfile
-from collections import namedtuple
 
 import pytest
 
 from conftest import invoke_extract
-from extractor.errors import ExtractorError
 from reportpage import A, B, index_entry, parse, write_index, write_summary
 
 HOSTILE_LABEL = '</script><script>alert("x")</script> & \'q\' <b>\u00e9\u6f22</b>'
@@ -288,72 +285,39 @@ def test_a_bad_blocks_file_is_one_line(tmp_path, content, problem):
 
 # ---- budget checks -------------------------------------------------------------------
 
-# What extract compare --budget's checks are (extractor/budget.py's Check), made by hand.
-Check = namedtuple("Check", "recording metric pattern budget baseline value limit status")
-
-
-@pytest.fixture
-def budget_module(monkeypatch):
-    """A stand-in for extractor.budget: records what the report hands it."""
-    calls = {}
-
-    class BudgetUsageError(ExtractorError):
-        exit_code = 2
-
-    def load_budget(path):
-        text = open(str(path)).read()
-        if text == "bad":
-            raise BudgetUsageError(path, "[budgets]: not a budget")
-        calls["loaded"] = text
-        return text
-
-    def check_budget(budget, recordings):
-        calls["labels"] = [r.label for r in recordings]
-        return [
-            Check(recordings[1].label, "stage:PV", "stage:*", "+2%", 12900, 14190, 13158.0,
-                  "fail"),
-            Check(recordings[1].label, "attention_exchange:cs#_/a</script>&\"'", "attention_"
-                  "exchange:*", "+512", 100, 90, 612, "ok"),
-            Check(recordings[0].label, "device_span:3", "device_span:*", "+1%", None, 5, None,
-                  "skipped"),
-        ]
-
-    module = types.ModuleType("extractor.budget")
-    module.load_budget, module.check_budget = load_budget, check_budget
-    monkeypatch.setitem(sys.modules, "extractor.budget", module)
-    return calls
-
-
-def test_budget_checks_are_shown(tmp_path, budget_module):
+def test_budget_checks_are_shown_as_compare_decides_them(tmp_path):
+    # The page's checks are compare --budget's own, read back from its JSON: the same
+    # recordings (the --baseline one first), metrics, patterns, budgets and statuses.
+    out = batch(tmp_path)
     budget = tmp_path / "budget.toml"
-    budget.write_text("the budget")
-    html = made(tmp_path, batch(tmp_path), "--budget", budget, "--baseline", "2-variant")
-    assert budget_module["loaded"] == "the budget"
-    # the budget's baseline is the first recording it is given
-    assert budget_module["labels"] == ["2-variant", "1-golden", "3-small"]
+    budget.write_text('[budgets]\n"stage:*" = "+2%"\n"device_span:*" = ["+1%", "<= 1"]\n'
+                      '"attention_exchange:*" = "+512"\n')
+    html = made(tmp_path, out, "--budget", budget, "--baseline", "2-variant")
+    gate = invoke_extract("compare", out / "2-variant", out / "1-golden", out / "3-small",
+                          "--budget", budget, "-f", "json", pva=False)
+    assert gate.code == 3, gate
+    expected = [[c["status"], c["recording"], c["metric"], c["pattern"], c["budget"]]
+                for c in json.loads(gate.stdout)["budgets"]]
     page = parse(html)
-    assert page.find(id="count-budget-failed").text() == "1 of 2"  # skipped not counted
     rows = page.find("table", id="checks").find("tbody").find_all("tr")
-    assert [[td.text() for td in tr.find_all("td")] for tr in rows] == [
-        ["\u2718 fail", "1-golden", "stage:PV", "stage:*", "+2%", "12,900", "14,190",
-         "13,158.0"],
-        ["\u2714 ok", "1-golden", "attention_exchange:cs#_/a</script>&\"'", "attention_"
-         "exchange:*", "+512", "100", "90", "612"],
-        ["\u2013 skipped", "2-variant", "device_span:3", "device_span:*", "+1%", "\u2014",
-         "5", "\u2014"],
-    ]
-    assert [tr.find_all("td")[0].classes for tr in rows] == [["st", "fail"], ["st", "ok"],
-                                                             ["st", "skipped"]]
+    shown = [[td.text() for td in tr.find_all("td")][:5] for tr in rows]
+    marks = {"fail": "\u2718 fail", "ok": "\u2714 ok", "skipped": "\u2013 skipped",
+             "missing": "? missing"}
+    assert shown == [[marks[e[0]]] + e[1:] for e in expected]
+    assert any(e[0] == "fail" for e in expected) and any(e[0] == "ok" for e in expected)
+    failed = sum(e[0] in ("fail", "missing") for e in expected)
+    counted = sum(e[0] != "skipped" for e in expected)
+    assert page.find(id="count-budget-failed").text() == "{} of {}".format(failed, counted)
     assert len(page.find_all("script")) == 1
 
 
-def test_a_bad_budget_is_a_usage_error_before_any_summary(tmp_path, budget_module):
+def test_a_bad_budget_is_a_usage_error_before_any_summary(tmp_path):
     budget = tmp_path / "budget.toml"
-    budget.write_text("bad")
+    budget.write_text("[budgets]\n\"stage:*\" = \"+2 %%\"\n")
     result = report(tmp_path / "no-such-folder", "--budget", budget, "-o", tmp_path / "r.html")
     assert result.code == 2, result
-    assert result.stderr == "extract: error: {}: [budgets]: not a budget\n".format(budget)
-    assert "labels" not in budget_module and not (tmp_path / "r.html").exists()
+    assert result.stderr.startswith("extract: error: {}: ".format(budget)), result
+    assert result.stderr.count("\n") == 1 and not (tmp_path / "r.html").exists()
 
 
 # ---- errors and packaging ------------------------------------------------------------
