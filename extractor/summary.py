@@ -30,7 +30,7 @@ from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadV
 #: The warning for a profile whose vars_info holds no rows.
 NO_LOWERED_VARS = ("vars_info is empty: the profile was probably made without "
                    "autoReport.outputLoweredVars (set it to true with autoReport.all), so "
-                   "exchange_memory_per_tile is null")
+                   "exchange_memory_per_tile's min, avg and max are null")
 
 
 class Extraction(NamedTuple):

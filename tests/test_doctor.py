@@ -316,7 +316,7 @@ def test_empty_vars_info_is_a_one_line_warning(tmp_path):
     assert result.stderr == (
         "extract: warning: {}: vars_info is empty: the profile was probably made without "
         "autoReport.outputLoweredVars (set it to true with autoReport.all), so "
-        "exchange_memory_per_tile is null\n".format(profile))
+        "exchange_memory_per_tile's min, avg and max are null\n".format(profile))
     summary = json.loads((tmp_path / "summary.json").read_text(encoding="ascii"))
     assert summary["exchange_memory_per_tile"] == {"min(b)": None, "avg(b)": None,
                                                    "max(b)": None}

@@ -474,7 +474,7 @@ def check_vars_info(sql: SqlSide, side: Optional[PvaSide]) -> Check:
                       "covers only the tiles listed", **data)
     if not exchange_rows:
         return _check("vars_info", OK, detail, "lowered variables look enabled, but none is "
-                      "exchange code: exchange_memory_per_tile is null", **data)
+                      "exchange code: exchange_memory_per_tile's min, avg and max are null", **data)
     return _check("vars_info", OK, detail, "lowered variables look enabled: "
                   "exchange_memory_per_tile is read from them", **data)
 
