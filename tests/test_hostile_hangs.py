@@ -58,7 +58,7 @@ def evil_rules(folder: Path) -> Path:
 
 def evil_profile(folder: Path, name: str = EVIL_NAME) -> Path:
     profile = bad.write_base(folder)
-    bad.rename_fc1(bad.sql_text(name))(folder)
+    bad.rename_fc1(bad.sql_text(name), name)(folder)
     return profile
 
 
