@@ -388,6 +388,52 @@ def compare_command(
     _report_errors(compare_and_print, debug)
 
 
+class BlocksFormat(str, Enum):
+    """The names of blockformats.BLOCK_FORMATS (the CLI must not import it to start)."""
+
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+
+
+@app.command("blocks", help=(
+    "Every block of every inference: cycles per stage of each body, and statistics.\n\n"
+    "Writes blocks.json (blocks-spec.md), or its CSV, or a markdown table of the "
+    "statistics over the blocks. Reads only SQL (no pva needed)."))
+def blocks_command(
+    profile: Path = typer.Argument(..., metavar="PROFILE", readable=False,
+                                   help="A profile.pop file."),
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", metavar="FILE",
+        help="Where to write ('-' or nothing: standard output). Written atomically."),
+    output_format: BlocksFormat = typer.Option(
+        BlocksFormat.json, "--format", "-f", case_sensitive=False,
+        help="json (blocks.json), csv (one line per block) or markdown (the statistics)."),
+    rules_file: Optional[Path] = typer.Option(
+        None, "--rules", metavar="FILE", readable=False,
+        help="A stage rules TOML file replacing the installed stage_rules.toml."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors."),
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
+):
+    def extract():
+        from .blockformats import BLOCK_FORMATS
+        from .blocks import extract_blocks
+
+        rules = load_rules(rules_file)
+        target = output or STDOUT
+        if profile.is_dir():
+            raise ProfileError(profile, "is a directory, not a profile")
+        if target != STDOUT and _same_file(Path(target), profile):
+            _usage("{}: the output would overwrite the profile".format(target))
+        result = extract_blocks(profile, rules)
+        if not quiet:
+            for warning in result.warnings:
+                say("warning", "{}: {}".format(profile, warning))
+        write_output(target, BLOCK_FORMATS[output_format.value](result.blocks))
+
+    _report_errors(extract, debug)
+
+
 def _print(answer: dict, as_json: bool, as_text) -> None:
     """A report on standard output: JSON (ASCII, non-ASCII escaped), or `as_text(answer)`."""
     if as_json:

@@ -28,6 +28,9 @@ REQUIRED_COLUMNS = {
     "memory_by_tile": ("total",),
 }
 
+#: The tables the step rows come from (all blocks.json needs).
+STEP_TABLES = ("steps", "steps_by_ipu", "programs", "compute_sets")
+
 EXCHANGE_CODE_CATEGORY = "internalExchangeCode"
 
 # One row per (step, IPU row), with the ids of the step's program and compute set; their
@@ -136,9 +139,12 @@ class Profile:
 
     `check_schema=False` opens any SQLite file without requiring the spec's tables (for
     `extract inspect`); step_rows and the aggregates then need them to be present.
+    `tables`: the names of REQUIRED_COLUMNS to require (default: all of them; blocks.json
+    needs only the step tables, STEP_TABLES).
     """
 
-    def __init__(self, path, check_schema: bool = True):
+    def __init__(self, path, check_schema: bool = True, tables=None):
+        self._tables = tuple(REQUIRED_COLUMNS) if tables is None else tuple(tables)
         self.path = Path(path)
         self._check_file()
         wal = self._check_header(strict=check_schema)
@@ -283,7 +289,8 @@ class Profile:
 
     def _check_schema(self) -> None:
         try:
-            for table, columns in REQUIRED_COLUMNS.items():
+            for table in self._tables:
+                columns = REQUIRED_COLUMNS[table]
                 self._check_stored(table)
                 present = {row[1] for row in self.db.execute(
                     'PRAGMA table_info("{}")'.format(table))}
