@@ -1,0 +1,334 @@
+"""`extract blocks` (blocks-spec.md) through the real CLI, held against hand-checked
+files and against tests/blocks_oracle.py, an independent reading of the spec.
+
+tests/expected_blocks/<case>.json were worked out by hand, not by running extract: the
+step rows of each fixture listed with
+
+    sqlite3 fixtures/edge/<case>/profile.pop "SELECT s.id, s.type, coalesce(nullif(c.name,
+    ''), nullif(p.name, ''), ''), i.cycles FROM steps s JOIN steps_by_ipu i ON
+    i.step_id = s.id LEFT JOIN programs p ON p.id = s.program LEFT JOIN compute_sets c ON
+    c.compute_set = s.compute_set ORDER BY s.id, i.rowid"
+
+(and fixtures/edge/README.md), then bodies cut, cycles summed and statistics computed on
+paper (means and population deviations as fractions: e.g. no-output-begins' QKV
+260, 270, 260 gives mean 790/3 and stdev sqrt(200/9)):
+
+- multi-ipu: anchors 4 and 9, input delivered at 2, output begins at 10; two rows per
+  step: body 0 = steps 4..8, QKV 260 + 250, MLP up 410 + 430 (4 kernel rows); body 1 =
+  step 9, QKV 270 + 280.
+- no-output-begins: anchors 4, 9, 15; inputs at 2 and 13; only step 10 begins an output,
+  so body 2 (run 2) runs to the end of the trace (end_step null).
+- one-anchor: anchor 4, cut at the output (step 10): the head at step 12 is in no body.
+- no-anchors, compile-only: the empty result.
+"""
+
+import csv
+import importlib.util
+import io
+import json
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from blocks_oracle import oracle_blocks, same
+from conftest import invoke_extract, sha256
+
+REPO = Path(__file__).resolve().parent.parent
+EDGE = REPO / "fixtures" / "edge"
+EXPECTED = Path(__file__).resolve().parent / "expected_blocks"
+GOLDEN = Path("fixtures/vit-f8weight/poprt/profile_logs_f8weight/inference/profile.pop")
+EDGE_NAMES = sorted(p.name for p in EDGE.iterdir() if (p / "profile.pop").exists())
+HAND_CHECKED = sorted(p.stem for p in EXPECTED.glob("*.json"))
+
+
+def _generator():
+    name = "fixtures_generate"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, str(REPO / "fixtures" / "generate.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def _blocks(*args, cwd=REPO, pva=False):
+    """`extract blocks ARGS` (without pva: it must not need it); (result, parsed JSON)."""
+    result = invoke_extract("blocks", *args, cwd=cwd, pva=pva)
+    assert result.code == 0, result.stderr
+    return result, json.loads(result.stdout)
+
+
+def _assert_summary_bytes(data: bytes) -> None:
+    """The bytes are json.dumps(..., indent=2) + a newline, ASCII only."""
+    text = data.decode("ascii")
+    assert text == json.dumps(json.loads(text), indent=2) + "\n"
+
+
+# ---- hand-checked and oracle-checked committed fixtures ----------------------------
+
+@pytest.mark.parametrize("case", HAND_CHECKED)
+def test_hand_checked_blocks(case):
+    profile = "fixtures/edge/{}/profile.pop".format(case)
+    result, got = _blocks(profile)
+    want = json.loads((EXPECTED / "{}.json".format(case)).read_text(encoding="ascii"))
+    same(got, want)
+    _assert_summary_bytes(result.stdout)
+    # The independent oracle agrees with the hand (the oracle is checked here too).
+    same(oracle_blocks(REPO / profile, profile), want)
+
+
+def test_enough_fixtures_are_hand_checked():
+    assert {"multi-ipu", "no-output-begins", "one-anchor"} <= set(HAND_CHECKED)
+
+
+@pytest.mark.parametrize("case", EDGE_NAMES + ["vit-f8weight"])
+def test_committed_fixtures_match_the_oracle(case):
+    profile = str(GOLDEN) if case == "vit-f8weight" else "fixtures/edge/{}/profile.pop".format(
+        case)
+    result, got = _blocks(profile)
+    same(got, oracle_blocks(REPO / profile, profile))
+    _assert_summary_bytes(result.stdout)
+
+
+def test_golden_first_body_is_the_summarys_kernels():
+    """The spec: when the first two anchors lie in one inference, body 0's kernel rows
+    are exactly the summary's kernels."""
+    _, got = _blocks(str(GOLDEN))
+    summary = json.loads((REPO / "fixtures/vit-f8weight/expected.json").read_text())
+    by_stage = {}
+    for kernel in summary["kernels"]:
+        by_stage[kernel["stage"]] = by_stage.get(kernel["stage"], 0) + kernel["cycles"]
+    first = got["blocks"][0]
+    assert first["kernels"] == len(summary["kernels"])
+    assert first["cycles"] == by_stage
+    assert len(got["blocks"]) == summary["qkv_executions"] == 54
+    assert [b["run"] for b in got["blocks"]] == [1] * 27 + [2] * 27
+    assert [b["block"] for b in got["blocks"]] == list(range(27)) * 2
+
+
+# ---- the generator's kinds ---------------------------------------------------------
+
+NO_OUTPUT_RULES = """
+fallback = "rest"
+[[rules]]
+pattern = "/attn/"
+label = "attention"
+[[rules]]
+pattern = "/mlp/"
+label = "mlp"
+[[rules]]
+pattern = "/attn/qkv/"
+label = "attention"
+[selectors]
+kernel = "/Convolve$"
+anchor = "/attn/qkv/"
+attention_exchange = "/blocks\\\\.0/attn/"
+input_delivered = "^copyFromHost$"
+output_begins = "^no such step$"
+"""
+
+
+def _two_ipus(spec):
+    """The spec with a second IPU: each steps_by_ipu row followed by one for IPU 1, with
+    other cycles (so the per-IPU rows add up to something of their own)."""
+    rows = []
+    for row in spec.steps_by_ipu:
+        rows.append(row)
+        twin = type(row)(**vars(row))
+        twin.ipu = 1
+        twin.cycles = row.cycles + (row.step_id * 7) % 13
+        rows.append(twin)
+    spec.steps_by_ipu = rows
+    spec.ipus = 2
+    return spec
+
+
+def _kind(name):
+    generate = _generator()
+    if name == "several runs":
+        return generate.vit_spec(blocks=4, runs=3, tiles=8, seed=3, detailed_blocks=(0, 3)), None
+    if name == "multi-ipu":
+        return _two_ipus(generate.vit_spec(blocks=3, runs=2, tiles=8, seed=4)), None
+    if name == "one anchor":
+        return generate.vit_spec(blocks=1, runs=1, tiles=8, seed=5), None
+    if name == "no output step":  # and rules with a repeated label and another fallback
+        return generate.vit_spec(blocks=3, runs=2, tiles=8, seed=6), NO_OUTPUT_RULES
+    raise AssertionError(name)
+
+
+KINDS = ["several runs", "multi-ipu", "one anchor", "no output step"]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    generate = _generator()
+    cases = {}
+    for kind in KINDS:
+        spec, rules = _kind(kind)
+        folder = tmp_path_factory.mktemp(kind.replace(" ", "-"))
+        profile = generate.write_case(spec, folder)
+        rules_path = None
+        if rules is not None:
+            rules_path = folder / "rules.toml"
+            rules_path.write_text(rules, encoding="utf-8")
+        cases[kind] = (profile, rules_path)
+    return cases
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_generated_kinds_match_the_oracle(generated, kind, tmp_path):
+    profile, rules = generated[kind]
+    out = tmp_path / "out" / "blocks.json"
+    args = [str(profile), "-o", str(out)] + (["--rules", str(rules)] if rules else [])
+    before = sha256(profile)
+    result = invoke_extract("blocks", *args, pva=False)
+    assert result.code == 0, result.stderr
+    assert result.stdout == b"" and result.stderr == ""
+    data = out.read_bytes()
+    _assert_summary_bytes(data)
+    want = oracle_blocks(profile, str(profile), rules)
+    same(json.loads(data), want)
+    assert sha256(profile) == before  # the input is never written
+    # What each kind is about, so the comparison above is not vacuous.
+    runs = {b["run"] for b in want["blocks"]}
+    if kind == "several runs":
+        assert runs == {1, 2, 3} and len(want["blocks"]) == 12
+    elif kind == "multi-ipu":
+        assert all(b["kernels"] % 2 == 0 for b in want["blocks"]) and len(want["blocks"]) == 6
+    elif kind == "one anchor":
+        assert len(want["blocks"]) == 1 and want["blocks"][0]["end_step"] is not None
+    else:
+        assert want["stages"] == ["attention", "mlp", "rest"]
+        assert [b["end_step"] is None for b in want["blocks"]] == [False] * 5 + [True]
+        # No output step: the last body of run 1 runs into run 2 up to its first anchor.
+        assert want["blocks"][2]["end_step"] == want["blocks"][3]["first_step"]
+
+
+# ---- formats -----------------------------------------------------------------------
+
+def test_csv_is_one_line_per_body():
+    profile = "fixtures/edge/no-output-begins/profile.pop"
+    result = invoke_extract("blocks", profile, "--format", "csv", cwd=REPO, pva=False)
+    assert result.code == 0, result.stderr
+    want = oracle_blocks(REPO / profile, profile)
+    text = result.stdout.decode("utf-8")
+    assert not text.startswith("\ufeff") and text.endswith("\r\n")
+    lines = list(csv.reader(io.StringIO(text, newline="")))
+    assert lines[0] == ["run", "block", "first_step", "end_step", "kernels"] + \
+        want["stages"] + ["total"]
+    assert len(lines) == 1 + 3
+    # Hand-checked (see the module's docstring): bodies 4..8, 9, 15..end.
+    qkv, up = want["stages"].index("fused QKV projection"), want["stages"].index("MLP up")
+    for line, (first, end, kernels, q, u, total) in zip(lines[1:], [
+            ("4", "9", "2", "260", "410", "670"), ("9", "10", "1", "270", "", "270"),
+            ("15", "", "1", "260", "", "260")]):
+        assert line[2:5] == [first, end, kernels]
+        assert line[5 + qkv] == q and line[5 + up] == u and line[-1] == total
+        assert [cell for i, cell in enumerate(line[5:-1]) if i not in (qkv, up)] == \
+            [""] * (len(want["stages"]) - 2)
+    assert "\r\n".join(",".join(line) for line in lines) + "\r\n" == text
+
+
+def test_markdown_table_of_the_statistics():
+    result = invoke_extract("blocks", "fixtures/edge/multi-ipu/profile.pop", "-f",
+                            "markdown", cwd=REPO, pva=False)
+    assert result.code == 0, result.stderr
+    lines = result.stdout.decode("utf-8").splitlines()
+    # Hand-checked: see the module's docstring (multi-ipu).
+    assert lines[2:] == [
+        "| fused QKV projection | 2 | 510 | 530.0 | 530.0 | 550 | 20.0 | run 1, block 0 "
+        "| run 1, block 1 |",
+        "| MLP up | 1 | 840 | 840 | 840.0 | 840 | 0.0 | run 1, block 0 | run 1, block 0 |",
+        "| **total** | 2 | 550 | 950.0 | 950.0 | 1350 | 400.0 | run 1, block 1 "
+        "| run 1, block 0 |"]
+    assert lines[0].startswith("| stage | blocks | min | median | mean | max | stdev")
+    assert lines[1].count("|") == lines[0].count("|")
+
+
+# ---- warnings and errors -----------------------------------------------------------
+
+@pytest.mark.parametrize("case", ["no-anchors", "compile-only"])
+def test_warnings_are_the_summarys(case):
+    profile = "fixtures/edge/{}/profile.pop".format(case)
+    blocks = invoke_extract("blocks", profile, cwd=REPO, pva=False)
+    summary = invoke_extract(profile, "--no-pva", cwd=REPO, pva=False)
+    assert blocks.code == 0 and summary.code == 0
+    warnings = blocks.stderr.splitlines()
+    assert len(warnings) == 1 and warnings[0].startswith("extract: warning: " + profile)
+    assert warnings[0] in summary.stderr.splitlines()
+    quiet = invoke_extract("blocks", profile, "-q", cwd=REPO, pva=False)
+    assert quiet.code == 0 and quiet.stderr == ""
+
+
+def _drop(source: Path, target: Path, table: str) -> Path:
+    shutil.copyfile(str(source), str(target))
+    db = sqlite3.connect(str(target))
+    db.execute("DROP TABLE {}".format(table))
+    db.commit()
+    db.close()
+    return target
+
+
+def test_needs_only_the_step_tables(tmp_path):
+    source = EDGE / "multi-ipu" / "profile.pop"
+    profile = _drop(source, tmp_path / "profile.pop", "vars_info")
+    db = sqlite3.connect(str(profile))
+    db.execute("DROP TABLE memory_by_tile")
+    db.execute("DROP TABLE var_categories")
+    db.commit()
+    db.close()
+    _, got = _blocks(str(profile))
+    want = json.loads((EXPECTED / "multi-ipu.json").read_text())
+    want["profile"] = str(profile)
+    same(got, want)
+
+
+@pytest.mark.parametrize("table", ["steps", "steps_by_ipu", "programs", "compute_sets"])
+def test_a_missing_step_table_is_one_line(tmp_path, table):
+    profile = _drop(EDGE / "multi-ipu" / "profile.pop", tmp_path / "profile.pop", table)
+    result = invoke_extract("blocks", profile, pva=False)
+    assert result.code == 1 and result.stdout == b""
+    assert result.stderr == "extract: error: {}: no table {!r}: not a PopVision profile, " \
+        "or an unknown version\n".format(profile, table)
+
+
+def test_unreadable_and_usage_errors(tmp_path):
+    missing = tmp_path / "nope.pop"
+    result = invoke_extract("blocks", missing, pva=False)
+    assert result.code == 1
+    assert result.stderr == "extract: error: {}: no such file\n".format(missing)
+    junk = tmp_path / "junk.pop"
+    junk.write_bytes(b"x" * 200)
+    result = invoke_extract("blocks", junk, pva=False)
+    assert result.code == 1 and result.stderr.count("\n") == 1
+    assert "not an SQLite database" in result.stderr
+    result = invoke_extract("blocks", tmp_path, pva=False)
+    assert result.code == 1 and "is a directory" in result.stderr
+    profile = tmp_path / "profile.pop"
+    shutil.copyfile(str(EDGE / "multi-ipu" / "profile.pop"), str(profile))
+    before = sha256(profile)
+    result = invoke_extract("blocks", profile, "-o", profile, pva=False)
+    assert result.code == 2 and "overwrite the profile" in result.stderr
+    bad_rules = tmp_path / "rules.toml"
+    bad_rules.write_text("fallback = 3\n")
+    result = invoke_extract("blocks", profile, "--rules", bad_rules, pva=False)
+    assert result.code == 2 and result.stderr.count("\n") == 1
+    result = invoke_extract("blocks", profile, "--format", "yaml", pva=False)
+    assert result.code == 2
+    assert sha256(profile) == before
+
+
+def test_real_cycles_are_refused_in_one_line(tmp_path):
+    profile = tmp_path / "profile.pop"
+    shutil.copyfile(str(EDGE / "multi-ipu" / "profile.pop"), str(profile))
+    db = sqlite3.connect(str(profile))
+    db.execute("UPDATE steps_by_ipu SET cycles = 2.5 WHERE step_id = 9")
+    db.commit()
+    db.close()
+    result = invoke_extract("blocks", profile, pva=False)
+    assert result.code == 1 and result.stdout == b""
+    assert result.stderr == ("extract: error: {}: step 9: steps_by_ipu.cycles is the real "
+                             "number 2.5, not a whole number\n".format(profile))
