@@ -20,6 +20,16 @@ BLOCKS_NAME = "blocks.json"
 STATISTICS = ("min", "median", "mean", "max")  # the statistics compare --stat may pick
 
 
+def blocks_path(summary_path) -> Path:
+    """Where a batch writes blocks.json: beside the summary."""
+    return Path(summary_path).parent / BLOCKS_NAME
+
+
+def median_stage_cycles(blocks: dict) -> dict:
+    """{label: the median of its cycles over the blocks}, for a batch's index line."""
+    return {label: stats["median"] for label, stats in blocks["stats"].items()}
+
+
 def stage_labels(rules: StageRules) -> List[str]:
     """Every rule's label in rules order, then the fallback, each once (first seen)."""
     labels: List[str] = []

@@ -109,6 +109,10 @@ def run(
         False, "--csv",
         help="Also write steps.csv (every step row) and first-body.csv (the first body's "
              "rows) beside each summary.json: same pass, written atomically, RFC 4180."),
+    blocks: bool = typer.Option(
+        False, "--blocks",
+        help="Also write blocks.json (every block of every inference: cycles per stage, "
+             "statistics) beside each summary.json, from the same pass."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and a "
                                                             "batch's last line)."),
     timeout: float = typer.Option(
@@ -132,17 +136,18 @@ def run(
             if jobs is not None or force or shard is not None:
                 _usage("--jobs, --force and --shard are for a batch (a folder or several "
                        "profiles)")
-            _watch_single(paths[0], output or STDOUT, csv, timeout)
+            _watch_single(paths[0], output or STDOUT, csv, timeout, blocks)
             _extract_single(paths[0], output or STDOUT, rules, quiet, use_pva=not no_pva,
-                            csv=csv)
+                            csv=csv, blocks=blocks)
         else:
             _extract_batch(paths, output, rules, jobs, force, shard, quiet,
-                           use_pva=not no_pva, csv=csv, timeout=timeout)
+                           use_pva=not no_pva, csv=csv, timeout=timeout, blocks=blocks)
 
     _report_errors(extract, debug)
 
 
-def _watch_single(profile: Path, output: str, csv: bool, timeout: float) -> None:
+def _watch_single(profile: Path, output: str, csv: bool, timeout: float,
+                  blocks: bool = False) -> None:
     """With a time limit, fork: the child returns and extracts; the parent watches it
     and exits as it does (stopping.py). Without one, extract here, stopped by SIGTERM or
     SIGHUP as by Ctrl-C."""
@@ -162,6 +167,9 @@ def _watch_single(profile: Path, output: str, csv: bool, timeout: float) -> None
     if csv and targets:
         from .steptables import csv_paths
         targets.extend(csv_paths(Path(output).parent))
+    if blocks and targets:
+        from .blocks import blocks_path
+        targets.append(blocks_path(output))
     for target in targets:  # what the killed child was writing
         remove_abandoned(target)
     if outcome.timed_out:
@@ -190,15 +198,29 @@ def _usage(message: str):
 
 
 def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: bool,
-                    csv: bool = False) -> None:
+                    csv: bool = False, blocks: bool = False) -> None:
     if output != STDOUT and _same_file(Path(output), profile):
         _usage("{}: the output would overwrite the profile".format(output))
 
     def warn(extraction) -> None:
         _warn(profile, extraction, quiet)
 
-    if not csv:
+    if not csv and not blocks:
         extract_profile(profile, output, rules, use_pva=use_pva, on_extracted=warn)
+        return
+    if blocks:
+        from .blocks import blocks_path
+
+        if output == STDOUT:
+            _usage("--blocks writes blocks.json beside the summary: give the summary a "
+                   "file with -o FILE, not standard output (or run extract blocks)")
+        beside = blocks_path(output)
+        if _same_file(beside, profile) or os.path.abspath(str(beside)) == \
+                os.path.abspath(output):
+            _usage("{}: --blocks would write blocks.json over it".format(beside))
+    if not csv:
+        extract_profile(profile, output, rules, use_pva=use_pva, blocks=True,
+                        on_extracted=warn)
         return
     from .steptables import csv_paths
 
@@ -209,7 +231,8 @@ def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: boo
     for table in tables:
         if _same_file(table, profile) or os.path.abspath(str(table)) == os.path.abspath(output):
             _usage("{}: --csv would write {} over it".format(table, table.name))
-    extract_profile(profile, output, rules, use_pva=use_pva, csv=True, on_extracted=warn)
+    extract_profile(profile, output, rules, use_pva=use_pva, csv=True, blocks=blocks,
+                    on_extracted=warn)
 
 
 def _warn(profile: Path, extraction, quiet: bool) -> None:
@@ -219,12 +242,12 @@ def _warn(profile: Path, extraction, quiet: bool) -> None:
 
 
 def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, use_pva,
-                   csv, timeout: float = 0) -> None:
+                   csv, timeout: float = 0, blocks: bool = False) -> None:
     # Imported here: a single profile does not need the batch machinery (multiprocessing
     # and the rest take a tenth of extract's start-up).
     from .batch.run import RunOptions, available_cpus, require_pva, run_batch
     from .batch.shards import parse_shard
-    options = RunOptions(use_pva=use_pva, csv=csv)
+    options = RunOptions(use_pva=use_pva, csv=csv, blocks=blocks)
     from .batch.discover import discover
     from .output import make_folder
     from .batch.progress import PlainReporter, QuietReporter, RichReporter

@@ -332,3 +332,104 @@ def test_real_cycles_are_refused_in_one_line(tmp_path):
     assert result.code == 1 and result.stdout == b""
     assert result.stderr == ("extract: error: {}: step 9: steps_by_ipu.cycles is the real "
                              "number 2.5, not a whole number\n".format(profile))
+
+
+# ---- a batch with --blocks ---------------------------------------------------------
+
+def _index(outdir: Path) -> dict:
+    lines = (outdir / "index.jsonl").read_text().splitlines()
+    return {entry["summary"]: entry for entry in map(json.loads, lines)}
+
+
+def test_batch_blocks_beside_each_summary_from_the_same_pass(tmp_path):
+    runs = tmp_path / "runs"
+    for case in ("multi-ipu", "no-output-begins", "compile-only"):
+        (runs / case).mkdir(parents=True)
+        shutil.copyfile(str(EDGE / case / "profile.pop"), str(runs / case / "profile.pop"))
+    plain, with_blocks = tmp_path / "plain", tmp_path / "with"
+    for outdir, extra in ((plain, []), (with_blocks, ["--blocks"])):
+        result = invoke_extract(runs, "-o", outdir, "--no-pva", "-j", "1", *extra,
+                                pva=False)
+        assert result.code == 0, result.stderr
+    index = _index(with_blocks)
+    for case in ("multi-ipu", "no-output-begins", "compile-only"):
+        # The summary's bytes do not change.
+        assert (with_blocks / case / "summary.json").read_bytes() == \
+            (plain / case / "summary.json").read_bytes()
+        assert not (plain / case / "blocks.json").exists()
+        data = (with_blocks / case / "blocks.json").read_bytes()
+        label = str(runs / case / "profile.pop")
+        same(json.loads(data), oracle_blocks(runs / case / "profile.pop", label))
+        _assert_summary_bytes(data)
+        entry = index["{}/summary.json".format(case)]
+        assert entry["blocks"] is True and entry["blocks_sha256"] == sha256(
+            with_blocks / case / "blocks.json")
+    # Hand-checked medians (see the module's docstring).
+    assert index["multi-ipu/summary.json"]["median_stage_cycles"] == {
+        "fused QKV projection": 530.0, "MLP up": 840}
+    assert index["no-output-begins/summary.json"]["median_stage_cycles"] == {
+        "fused QKV projection": 260, "MLP up": 410}
+    assert index["compile-only/summary.json"]["median_stage_cycles"] == {}
+    assert all(entry["blocks"] is False and "median_stage_cycles" not in entry
+               for entry in _index(plain).values())
+
+    def statuses(outdir, *extra):
+        result = invoke_extract(runs, "-o", outdir, "--no-pva", "-j", "1", *extra, pva=False)
+        assert result.code == 0, result.stderr
+        return {key: entry["status"] for key, entry in _index(outdir).items()}
+
+    everything = {"multi-ipu/summary.json", "no-output-begins/summary.json",
+                  "compile-only/summary.json"}
+    # Switching --blocks on re-extracts; the same choice again is up to date.
+    assert set(statuses(plain, "--blocks").values()) == {"ok"}
+    assert (plain / "multi-ipu" / "blocks.json").exists()
+    assert set(statuses(plain, "--blocks").values()) == {"up to date"}
+    # blocks.json gone or changed: that profile again.
+    (plain / "multi-ipu" / "blocks.json").unlink()
+    (plain / "compile-only" / "blocks.json").write_bytes(b"{}\n")
+    got = statuses(plain, "--blocks")
+    assert {k for k, v in got.items() if v == "ok"} == {"multi-ipu/summary.json",
+                                                        "compile-only/summary.json"}
+    assert set(got) == everything
+
+
+def test_summarize_with_blocks_reads_the_trace_once(monkeypatch):
+    """The batch's blocks come from the summary's own pass: one read of the step rows,
+    giving the summary unchanged and the same blocks as `extract blocks`."""
+    from extractor.blocks import extract_blocks
+    from extractor.profile import Profile
+    from extractor.rules import load_rules
+    from extractor.summary import summarize
+
+    profile = REPO / "fixtures" / "edge" / "no-output-begins" / "profile.pop"
+    rules = load_rules()
+    reads = []
+    original = Profile.step_row_batches
+
+    def counted(self, *args, **kwargs):
+        reads.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Profile, "step_row_batches", counted)
+    both = summarize(profile, rules, use_pva=False, blocks=True)
+    assert len(reads) == 1
+    assert both.summary == summarize(profile, rules, use_pva=False).summary
+    assert both.blocks == extract_blocks(profile, rules).blocks
+    want = json.loads((EXPECTED / "no-output-begins.json").read_text())
+    want["profile"] = str(profile)
+    same(both.blocks, want)
+
+
+def test_single_profile_blocks_beside_the_summary(tmp_path):
+    profile = "fixtures/edge/multi-ipu/profile.pop"
+    out = tmp_path / "out" / "summary.json"
+    result = invoke_extract(profile, "-o", out, "--blocks", "--csv", "--no-pva", cwd=REPO,
+                            pva=False)
+    assert result.code == 0, result.stderr
+    plain = invoke_extract(profile, "--no-pva", cwd=REPO, pva=False)
+    assert plain.code == 0 and out.read_bytes() == plain.stdout
+    assert (out.parent / "steps.csv").exists()
+    want = json.loads((EXPECTED / "multi-ipu.json").read_text())
+    same(json.loads((out.parent / "blocks.json").read_bytes()), want)
+    result = invoke_extract(profile, "--blocks", "--no-pva", cwd=REPO, pva=False)
+    assert result.code == 2 and "--blocks" in result.stderr and result.stdout == b""
