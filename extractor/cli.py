@@ -358,6 +358,16 @@ class CompareFormat(str, Enum):
     json = "json"
 
 
+class BlockStat(str, Enum):
+    """The names of compare.blockstats.STATS (the CLI must not import it to start)."""
+
+    first = "first"
+    min = "min"
+    median = "median"
+    mean = "mean"
+    max = "max"
+
+
 @app.command("compare")
 def compare_command(
     paths: List[Path] = typer.Argument(
@@ -379,6 +389,11 @@ def compare_command(
         None, "--chart", metavar="FILE.svg",
         help="Also draw the kernel stages as grouped bars, one colour per recording, "
              "to an SVG file."),
+    stat: BlockStat = typer.Option(
+        BlockStat.first, "--stat", case_sensitive=False,
+        help="The stage rows: the first block's cycles (first, from summary.json), or "
+             "that statistic over every block, from the blocks.json beside each "
+             "summary.json (a batch run with --blocks)."),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
 ):
     """Compare recordings: one table, recordings as columns, changes against the first."""
@@ -402,6 +417,12 @@ def compare_command(
             _usage("compare needs two or more recordings; {} gives {}".format(
                 " ".join(str(p) for p in paths), len(recordings)))
         comparison = compare(recordings, clock_mhz)
+        if stat is not BlockStat.first:
+            from .compare.blockstats import MissingBlocks, over_blocks
+            try:
+                comparison = over_blocks(comparison, stat.value)
+            except MissingBlocks as exc:
+                _usage(str(exc))
         text = FORMATS[output_format.value].render(comparison)
         if chart is not None:
             write_chart(chart, comparison)

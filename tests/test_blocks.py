@@ -433,3 +433,61 @@ def test_single_profile_blocks_beside_the_summary(tmp_path):
     same(json.loads((out.parent / "blocks.json").read_bytes()), want)
     result = invoke_extract(profile, "--blocks", "--no-pva", cwd=REPO, pva=False)
     assert result.code == 2 and "--blocks" in result.stderr and result.stdout == b""
+
+
+# ---- compare --stat ----------------------------------------------------------------
+
+@pytest.fixture
+def two_recordings(tmp_path):
+    """a: multi-ipu, b: no-output-begins, each summary.json with its blocks.json."""
+    for name, case in (("a", "multi-ipu"), ("b", "no-output-begins")):
+        result = invoke_extract("fixtures/edge/{}/profile.pop".format(case), "-o",
+                                tmp_path / name / "summary.json", "--blocks", "--no-pva",
+                                cwd=REPO, pva=False)
+        assert result.code == 0, result.stderr
+    return tmp_path / "a", tmp_path / "b"
+
+
+def test_compare_stat_median_replaces_only_the_stage_rows(two_recordings):
+    a, b = two_recordings
+    first = invoke_extract("compare", a, b, "-f", "json")
+    median = invoke_extract("compare", a, b, "-f", "json", "--stat", "median")
+    assert first.code == 0 and median.code == 0, median.stderr
+    first_rows, median_rows = (json.loads(r.stdout)["rows"] for r in (first, median))
+    stage = [r for r in median_rows if r["section"].startswith("kernel stages")]
+    # Hand-checked medians (see the module's docstring): QKV 510, 550 -> 530.0 and
+    # 260, 270, 260 -> 260; MLP up 840 and 410; totals 1350, 550 -> 950.0 and
+    # 670, 270, 260 -> 270.
+    assert [(r["metric"], r["unit"], r["values"]) for r in stage] == [
+        ("fused QKV projection", "cycles, median over blocks", [530.0, 260]),
+        ("MLP up", "cycles, median over blocks", [840, 410]),
+        ("all stages", "cycles, median over blocks", [950.0, 270])]
+    rest = [r for r in median_rows if not r["section"].startswith("kernel stages")]
+    assert rest == [r for r in first_rows if not r["section"].startswith("kernel stages")]
+    assert [r["values"] for r in first_rows[:3]] == [[510, 260], [840, 410], [1350, 670]]
+    markdown = invoke_extract("compare", a, b, "--stat", "max")
+    assert markdown.code == 0
+    assert "| stage: fused QKV projection | cycles, max over blocks | 550 | 270 (-50.9%) |" \
+        in markdown.stdout.decode().splitlines()
+
+
+def test_compare_stat_first_is_todays_table(two_recordings):
+    a, b = two_recordings
+    today = invoke_extract("compare", a, b)
+    (b / "blocks.json").unlink()  # not needed for `first`
+    first = invoke_extract("compare", a, b, "--stat", "first")
+    assert today.code == 0 and first.code == 0 and first.stdout == today.stdout
+    assert b"over blocks" not in today.stdout
+
+
+def test_compare_stat_without_blocks_is_a_usage_error(two_recordings):
+    a, b = two_recordings
+    (b / "blocks.json").unlink()
+    result = invoke_extract("compare", a, b, "--stat", "mean")
+    assert result.code == 2 and result.stdout == b""
+    assert result.stderr.count("\n") == 1 and "--blocks" in result.stderr
+    assert str(b / "summary.json") in result.stderr
+    (b / "blocks.json").write_text("[1, 2]\n")
+    result = invoke_extract("compare", a, b, "--stat", "mean")
+    assert result.code == 1 and result.stderr.count("\n") == 1
+    assert "not a blocks.json" in result.stderr
