@@ -460,8 +460,11 @@ def blocks_command(
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
 ):
     def extract():
-        from .blockformats import BLOCK_FORMATS
+        import tempfile
+
+        from .blockformats import WRITERS, to_markdown
         from .blocks import extract_blocks
+        from .output import write_output_from
 
         rules = load_rules(rules_file)
         target = output or STDOUT
@@ -469,11 +472,25 @@ def blocks_command(
             raise ProfileError(profile, "is a directory, not a profile")
         if target != STDOUT and _same_file(Path(target), profile):
             _usage("{}: the output would overwrite the profile".format(target))
-        result = extract_blocks(profile, rules)
-        if not quiet:
-            for warning in result.warnings:
-                say("warning", "{}: {}".format(profile, warning))
-        write_output(target, BLOCK_FORMATS[output_format.value](result.blocks))
+
+        def warn(result) -> None:
+            if not quiet:
+                for warning in result.warnings:
+                    say("warning", "{}: {}".format(profile, warning))
+
+        if output_format is BlocksFormat.markdown:  # the statistics only
+            result = extract_blocks(profile, rules)
+            warn(result)
+            write_output(target, to_markdown(result.bodies.statistics()))
+            return
+        # Written body by body into a temporary file as the pass goes (a long trace has
+        # tens of thousands), then copied out whole: never a partial output.
+        with tempfile.TemporaryFile() as spool:
+            result = extract_blocks(profile, rules,
+                                    writer=WRITERS[output_format.value](spool))
+            warn(result)
+            spool.seek(0)
+            write_output_from(target, spool)
 
     _report_errors(extract, debug)
 

@@ -52,19 +52,22 @@ def extract_profile(profile, output, rules, *, use_pva: bool = True, csv: bool =
         paths.append(blocks_path(output))
     paths.append(Path(output))
     with atomic_files(paths, strict) as handles:
+        writer = None
+        if blocks:  # blocks.json is written body by body during the pass
+            from .blockformats import JsonWriter
+            writer = JsonWriter(handles[-2])
         if csv:
             from .steptables import step_tables_on
             with step_tables_on(handles[0], handles[1]) as tables:
                 extraction = summarize(profile, rules, use_pva=use_pva,
                                        profile_label=profile_label, step_sink=tables,
-                                       blocks=blocks)
+                                       blocks=blocks, blocks_writer=writer)
         else:
             extraction = summarize(profile, rules, use_pva=use_pva,
-                                   profile_label=profile_label, blocks=blocks)
+                                   profile_label=profile_label, blocks=blocks,
+                                   blocks_writer=writer)
         if on_extracted is not None:
             on_extracted(extraction)
         data = summary_bytes(extraction.summary)
-        if blocks:
-            handles[-2].write(summary_bytes(extraction.blocks))
         handles[-1].write(data)
     return extraction, data

@@ -29,11 +29,11 @@ from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadV
 
 class Extraction(NamedTuple):
     """A summary (a dict in the spec's key order) and the warnings met making it; with
-    `blocks=True`, also blocks.json's dict from the same pass (blocks-spec.md)."""
+    `blocks=True`, also every body of the same pass (blocks.BlockBodies: blocks-spec.md)."""
 
     summary: dict
     warnings: List[str]
-    blocks: Optional[dict] = None
+    blocks: Optional[object] = None
 
 
 def compile_only_warning() -> str:
@@ -226,44 +226,49 @@ def _one_pass(profile: Profile, names: StepNames, rules: StageRules, step_sink, 
 
 def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bool = True,
               profile_label: Optional[str] = None, step_sink=None,
-              blocks: bool = False) -> Extraction:
+              blocks: bool = False, blocks_writer=None) -> Extraction:
     """The summary of one profile.pop, as summary-spec.md defines it.
 
     `rules` defaults to the installed stage_rules.toml; `pva` to the importable module;
     `use_pva=False` leaves the three pva facts null; `profile_label` defaults to
     `str(path)` (the "profile" value; a byte that is not UTF-8 shown as `\\xNN`: see
     `shown_path`). `step_sink(row, facts, in_first_body)`, when given, is called for
-    every step row in order, during the same pass. `blocks`: also make blocks.json's
-    dict (`Extraction.blocks`) from the same pass.
+    every step row in order, during the same pass. `blocks`: also cut every body
+    from the same pass (`Extraction.blocks`, a blocks.BlockBodies); `blocks_writer`
+    (blockformats) writes them as they close, else they are kept (its `result()`).
     """
     rules = rules if rules is not None else load_rules()
     path = Path(path)
     try:
-        return _summarize(path, rules, pva, use_pva, profile_label, step_sink, blocks)
+        return _summarize(path, rules, pva, use_pva, profile_label, step_sink,
+                          (blocks_writer,) if blocks else None)
     except BadValue as exc:
         raise ProfileError(path, str(exc)) from exc
 
 
 def _summarize(path: Path, rules: StageRules, pva, use_pva: bool,
-               profile_label: Optional[str], step_sink, blocks: bool) -> Extraction:
+               profile_label: Optional[str], step_sink, blocks) -> Extraction:
     with Profile(path) as profile:
         return _pass(profile, path, rules, pva, use_pva, profile_label, step_sink, blocks)
 
 
 def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
-          profile_label: Optional[str], step_sink, with_blocks: bool = False) -> Extraction:
-    """The summary and its warnings (and blocks.json's dict): the step pass, then the
-    aggregates."""
+          profile_label: Optional[str], step_sink, blocks=None) -> Extraction:
+    """The summary and its warnings (and, when `blocks` is (writer,), every body): the
+    step pass, then the aggregates."""
     facts: Union[NoPvaFacts, PvaFacts]
     if not use_pva:
         facts = NoPvaFacts()
     else:
         facts = PvaFacts(pva if pva is not None else import_pva(), path)
     warnings = []
+    label = profile_label if profile_label is not None else shown_path(path)
     blocks_factory = None
-    if with_blocks:
+    if blocks is not None:
         from .blocks import BlockBodies  # only a run asked for blocks.json needs it
-        blocks_factory = lambda: BlockBodies(rules)  # noqa: E731
+        writer = blocks[0]
+        blocks_factory = lambda: BlockBodies(rules, label, writer,  # noqa: E731
+                                             keep=writer is None)
     body, spans, any_rows, bodies = _read_trace(profile, rules, step_sink, facts,
                                                 blocks_factory)
     if not any_rows:
@@ -277,7 +282,6 @@ def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
     attention_exchanges = facts.attention_exchanges(rules.attention_exchange)
     exchange_memory = profile.exchange_memory_per_tile()
     allocated_memory = profile.allocated_memory()
-    label = profile_label if profile_label is not None else shown_path(path)
     summary = summary_dict(
         profile=label,
         kernels=kernels,
@@ -287,5 +291,4 @@ def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
         qkv_executions=body.anchors,
         allocated_memory=allocated_memory,
     )
-    return Extraction(summary, warnings,
-                      bodies.result(label) if bodies is not None else None)
+    return Extraction(summary, warnings, bodies)
