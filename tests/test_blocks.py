@@ -498,11 +498,13 @@ def test_compare_stat_without_blocks_is_a_usage_error(two_recordings):
 
 def test_random_traces_agree_with_the_oracle():
     """Traces of every shape (test_pass's strategy: markers anywhere, several IPUs, rows
-    stored out of step order so the pass falls back to sorted rows) against the oracle."""
+    stored out of step order so the pass falls back to sorted rows) against the oracle,
+    through extract blocks' own pass and through the summary's."""
     from tempfile import TemporaryDirectory
 
     from hypothesis import given, settings
 
+    from extractor.summary import summarize
     from test_pass import _write, trace
 
     @settings(max_examples=40, deadline=None)
@@ -514,7 +516,11 @@ def test_random_traces_agree_with_the_oracle():
             profile = Path(folder) / "profile.pop"
             result = invoke_extract("blocks", profile, pva=False)
             assert result.code == 0, result.stderr
-            same(json.loads(result.stdout), oracle_blocks(profile, str(profile)))
+            want = oracle_blocks(profile, str(profile))
+            same(json.loads(result.stdout), want)
+            # The same bodies from the summary's own pass (what a batch's --blocks uses).
+            riding = summarize(profile, use_pva=False, blocks=True).blocks.result()
+            same(riding, want)
 
     check()
 
