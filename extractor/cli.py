@@ -394,6 +394,13 @@ def compare_command(
         help="The stage rows: the first block's cycles (first, from summary.json), or "
              "that statistic over every block, from the blocks.json beside each "
              "summary.json (a batch run with --blocks)."),
+    budget_file: Optional[Path] = typer.Option(
+        None, "--budget", metavar="FILE", readable=False,
+        help="A budget file (TOML): how much worse than the first recording each metric "
+             "may be. Checked values are marked; exit code 3 when a check fails."),
+    junit: Optional[Path] = typer.Option(
+        None, "--junit", metavar="FILE",
+        help="With --budget: also write the checks as a JUnit XML report (atomically)."),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
 ):
     """Compare recordings: one table, recordings as columns, changes against the first."""
@@ -407,8 +414,18 @@ def compare_command(
                "(1 kHz) to 1000000 (1 THz)".format(clock_mhz))
     if chart is not None and chart.suffix.lower() not in CHART_SUFFIXES:
         _usage("--chart {}: only SVG charts are drawn (name the file .svg)".format(chart))
+    if junit is not None and budget_file is None:
+        _usage("--junit {}: a report of budget checks needs --budget FILE".format(junit))
+    if budget_file is not None and stat is not BlockStat.first:
+        # The budget checks the first block's numbers: they would mark other statistics.
+        _usage("--budget checks the first block's numbers (summary.json): not with "
+               "--stat {}".format(stat.value))
 
     def compare_and_print():
+        budget = None
+        if budget_file is not None:  # a bad budget file is told before any summary is read
+            from .budget import load_budget
+            budget = load_budget(budget_file)
         try:
             recordings = load_recordings(paths, labels)
         except ValueError as exc:
@@ -416,6 +433,10 @@ def compare_command(
         if len(recordings) < 2:
             _usage("compare needs two or more recordings; {} gives {}".format(
                 " ".join(str(p) for p in paths), len(recordings)))
+        checks = None
+        if budget is not None:  # a pattern that matches nothing: a usage error, first
+            from .budget import check_budget
+            checks = check_budget(budget, recordings)
         comparison = compare(recordings, clock_mhz)
         if stat is not BlockStat.first:
             from .compare.blockstats import MissingBlocks, over_blocks
@@ -423,11 +444,23 @@ def compare_command(
                 comparison = over_blocks(comparison, stat.value)
             except MissingBlocks as exc:
                 _usage(str(exc))
+        if checks is not None:
+            comparison = comparison.with_checks(checks)
         text = FORMATS[output_format.value].render(comparison)
         if chart is not None:
             write_chart(chart, comparison)
+        if junit is not None and checks is not None:
+            from .errors import shown_path
+            from .junit import write_junit
+            write_junit(junit, checks, "extract compare --budget {}".format(
+                shown_path(budget_file)))
         # A lone surrogate (a summary may hold one, escaped) is shown as \udXXX.
         write_output(STDOUT, text.encode("utf-8", "backslashreplace"))
+        if checks is not None:
+            from .budget import budget_line, gate_failed
+            typer.echo(budget_line(checks), err=True)
+            if gate_failed(checks):
+                raise typer.Exit(3)
 
     _report_errors(compare_and_print, debug)
 
@@ -495,6 +528,104 @@ def blocks_command(
     _report_errors(extract, debug)
 
 
+class TableFormat(str, Enum):
+    """The names of report.table.FORMATS (here: the CLI must not import it to start)."""
+
+    csv = "csv"
+    jsonl = "jsonl"
+
+
+_RECORDINGS_HELP = ("summary.json files, or batch output folders (each summary.json below "
+                    "a folder is one recording, named by its folder, as compare names them).")
+_LABEL_HELP = ("Name the recordings in order, instead of by their folders; repeat it, one "
+               "per recording (the first ones if fewer).")
+
+
+def _load_recordings(paths, labels):
+    """compare's recordings, a bad --label being a usage error."""
+    from .compare.comparison import load_recordings
+
+    try:
+        return load_recordings(paths, labels)
+    except ValueError as exc:
+        _usage(str(exc))
+
+
+@app.command("table")
+def table_command(
+    paths: List[Path] = typer.Argument(..., metavar="SUMMARY|DIR...", help=_RECORDINGS_HELP),
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", metavar="FILE",
+        help="Where to write the table ('-' or nothing: standard output); written "
+             "atomically."),
+    labels: List[str] = typer.Option([], "--label", "-l", metavar="NAME", help=_LABEL_HELP),
+    table_format: TableFormat = typer.Option(
+        TableFormat.csv, "--format", "-f", case_sensitive=False,
+        help="csv (RFC 4180) or jsonl (one JSON object per line)."),
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
+):
+    """One line per recording and metric (recording, profile, metric, value): a long
+    table that pandas, DuckDB or a spreadsheet reads as it is."""
+
+    def make_table():
+        from .report.table import table_bytes
+
+        recordings = _load_recordings(paths, labels)
+        write_output(output or STDOUT, table_bytes(recordings, table_format.value))
+
+    _report_errors(make_table, debug)
+
+
+@app.command("report")
+def report_command(
+    paths: List[Path] = typer.Argument(..., metavar="SUMMARY|DIR...", help=_RECORDINGS_HELP),
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", metavar="FILE.html",
+        help="Where to write the page ('-' or nothing: standard output); written "
+             "atomically."),
+    labels: List[str] = typer.Option([], "--label", "-l", metavar="NAME", help=_LABEL_HELP),
+    baseline: Optional[str] = typer.Option(
+        None, "--baseline", metavar="LABEL",
+        help="The recording changes are measured against (default: the first)."),
+    budget_file: Optional[Path] = typer.Option(
+        None, "--budget", metavar="FILE", readable=False,
+        help="A budget file: the page shows each check's status, as extract compare "
+             "--budget decides it (the exit code does not: use compare as the gate)."),
+    title: Optional[str] = typer.Option(None, "--title", metavar="TEXT",
+                                        help="The page's title."),
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
+):
+    """One self-contained HTML page for a batch: a sortable table with changes against
+    a baseline, a chart of cycles per stage, blocks heat maps, failures, warnings."""
+
+    def make_report():
+        from .report.batchinfo import read_index_facts
+        from .report.page import build_page, render_page
+
+        budget = None
+        if budget_file is not None:  # usage errors before any summary is read, as compare's
+            from .budget import load_budget
+            budget = load_budget(budget_file)
+        recordings = _load_recordings(paths, labels)
+        index = 0
+        if baseline is not None:
+            shown = [r.label for r in recordings]
+            if baseline not in shown:
+                _usage("--baseline {}: no recording is labelled so (the labels: {})".format(
+                    baseline, ", ".join(shown[:10]) + (", ..." if len(shown) > 10 else "")))
+            index = shown.index(baseline)
+        checks = None
+        if budget is not None:  # compare --budget's own checks; its baseline comes first
+            from .budget import check_budget
+            ordered = [recordings[index]] + [r for i, r in enumerate(recordings) if i != index]
+            checks = check_budget(budget, ordered)
+        page = build_page(recordings, read_index_facts(paths), baseline=index, title=title,
+                          checks=checks)
+        write_output(output or STDOUT, render_page(page))
+
+    _report_errors(make_report, debug)
+
+
 def _print(answer: dict, as_json: bool, as_text) -> None:
     """A report on standard output: JSON (ASCII, non-ASCII escaped), or `as_text(answer)`."""
     if as_json:
@@ -546,6 +677,27 @@ def stages_command(
 
     answer = _report_errors(lambda: check_stages(profile, load_rules(rules_file), top=top))
     _report_errors(lambda: _print(answer, as_json, stages_text))
+
+
+@app.command("doctor", help=(
+    "Check that extract reads a profile right: its SQL against pva, check by check.\n\n"
+    "Cross-checks what the summary assumes: that pva's program ids and compute set "
+    "indices are the profile's, the type of pva's code bytes, how pva's lists behave, "
+    "rows per step against the IPU count, and the per-tile variables "
+    "(autoReport.outputLoweredVars). Each check is ok, warn, fail or skipped (without "
+    "pva: the pva checks), with what it means for the summary. Exit code 1 when a check "
+    "fails. Send us the --json output."))
+def doctor_command(
+    profile: Path = typer.Argument(..., metavar="PROFILE", help="A profile.pop file."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for machines (the "
+                                                       "format is extract-doctor/1)."),
+):
+    from .diagnose.doctor import doctor_text, run_checks
+
+    answer = _report_errors(lambda: run_checks(profile))
+    _report_errors(lambda: _print(answer, as_json, doctor_text))
+    if not answer["ok"]:
+        raise typer.Exit(1)
 
 
 def _same_file(output: Path, profile: Path) -> bool:

@@ -33,6 +33,12 @@ STEP_TABLES = ("steps", "steps_by_ipu", "programs", "compute_sets")
 
 EXCHANGE_CODE_CATEGORY = "internalExchangeCode"
 
+# More to say of a missing table than "not a PopVision profile".
+_MISSING_HINTS = {
+    "vars_info": " (or one made without autoReport.outputLoweredVars, which writes the "
+                 "per-tile variables: profile again with it set to true)",
+}
+
 # One row per (step, IPU row), with the ids of the step's program and compute set; their
 # names come from the two small tables, read once (`names`), and are joined in Python.
 # Joining them here costs a lookup per row (compute_sets has no index on compute_set:
@@ -308,7 +314,8 @@ class Profile:
                     'PRAGMA table_info("{}")'.format(table))}
                 if not present:
                     raise ProfileError(self.path, "no table {!r}: not a PopVision profile, "
-                                       "or an unknown version".format(table))
+                                       "or an unknown version{}".format(
+                                           table, _MISSING_HINTS.get(table, "")))
                 for column in columns:
                     if column not in present:
                         raise ProfileError(self.path, "table {!r} has no column {!r}".format(
@@ -459,6 +466,11 @@ class Profile:
             return programs, compute_sets
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc
+
+    def has_vars_info_rows(self) -> bool:
+        """Whether vars_info holds any row (Poplar writes its per-tile variables only
+        with autoReport.outputLoweredVars, it seems). One b-tree descent."""
+        return self._one_row("SELECT EXISTS (SELECT 1 FROM vars_info)")[0] == 1
 
     def exchange_memory_per_tile(self) -> dict:
         try:

@@ -6,7 +6,23 @@
 
 `pva` reads lazily from the profile, so every per-tile array and vertex list is touched
 once and its result kept.
+
+What the public record says of the real module, and what is done about it here:
+
+- `openReport` is bound by pybind11 with `str` parameters: it is given `str(path)`.
+- The report owns what it hands out: the Report object is kept referenced for as long as
+  its programs and compute sets are used.
+- `compilation.programs` and `compilation.computeSets` may build a new list on every
+  access (pybind11's default for a bound vector): each is read once.
+- The Python type of pva's numbers (`_id`, `codeBytesByTile` entries) is not documented
+  and may be numpy's: each is made a Python int (`as_int`) before it is used or kept.
+- Nothing public ties pva's program `_id` to `programs.id`, or `computeSets[i]` to
+  `compute_sets.compute_set = i`: given the profile's names (`expect_names`), each
+  program and compute set the summary asks about must have the same name in pva, or the
+  extraction stops with a one-line error rather than report another program's facts.
 """
+
+import operator
 
 from .errors import ProfileError, PvaMissingError
 from .model import AttentionExchange
@@ -14,6 +30,24 @@ from .model import AttentionExchange
 ENABLE_HINT = ("PopVision's Python API was not found: it comes only with the Poplar SDK; "
                "enable it with 'source <poplar_sdk>/enable.sh' and run extract with the "
                "SDK's Python, or add --no-pva for a summary without the pva facts")
+
+
+def as_int(value) -> int:
+    """A number pva gave, as a Python int: numpy's integer scalars and other integral
+    types are converted; anything that is not integral (a float, text) is a TypeError."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool):
+        raise TypeError("a bool where a whole number belongs")
+    return int(operator.index(value))
+
+
+def shown_name(name, limit: int = 120) -> str:
+    """A name for an error line: repr()'d, long ones cut in the middle."""
+    text = repr(name)
+    if len(text) > limit:
+        text = text[:limit // 2] + "..." + text[-limit // 2:]
+    return text
 
 
 def import_pva():
@@ -31,15 +65,29 @@ class PvaFacts:
     def __init__(self, pva, path):
         self.path = path
         try:
+            # pybind11 binds openReport(str) and openReport(str, str): never a Path.
             report = pva.openReport(str(path))
             self._compilation = report.compilation
             self._exchange_type = pva.Program.Type.DoExchange
         except Exception as exc:  # pva's C++ core raises its own exception types
             raise ProfileError(path, "PopVision could not open the report: {}".format(exc)) from exc
+        # The report owns its programs and compute sets: keep it while they are used.
+        self._report = report
         self._programs = None  # [(id, is an exchange, program)], in pva's order
         self._by_id: dict = {}  # program id -> (is an exchange, program), by programs()
+        self._compute_sets = None  # compilation.computeSets, read once
         self._code_bytes = {}  # program id: (max, mean) of its codeBytesByTile
         self._vertices = {}  # compute set id: "; "-joined vertex type names
+        self._sql_programs: dict = {}  # program id -> its name in the profile's SQL
+        self._sql_compute_sets: dict = {}  # compute set id -> its name in SQL
+        self._checked_programs: set = set()
+
+    def expect_names(self, program_names: dict, compute_set_names: dict) -> None:
+        """The profile's own names ({id: name} of `programs` and `compute_sets`): a
+        program or compute set looked up here must have the same name in pva. An id with
+        no name in SQL (no row, NULL) is not checked."""
+        self._sql_programs = program_names
+        self._sql_compute_sets = compute_set_names
 
     def _fail(self, what, exc):
         return ProfileError(self.path, "PopVision could not read {}: {}".format(what, exc))
@@ -49,8 +97,9 @@ class PvaFacts:
         reading each program's id and type once."""
         if self._programs is None:
             try:
-                self._programs = [(program._id, program.type == self._exchange_type, program)
-                                  for program in self._compilation.programs]
+                # One access: a new list may be built on each.
+                self._programs = [(as_int(program._id), program.type == self._exchange_type,
+                                   program) for program in self._compilation.programs]
             except Exception as exc:
                 raise self._fail("the programs", exc) from exc
             self._by_id = {entry[0]: entry[1:] for entry in self._programs}
@@ -61,7 +110,7 @@ class PvaFacts:
         cached = self._code_bytes.get(program_id)
         if cached is None:
             try:
-                per_tile = list(program.codeBytesByTile)
+                per_tile = [as_int(value) for value in program.codeBytesByTile]
             except Exception as exc:
                 raise self._fail("the code bytes of program {}".format(program_id), exc) from exc
             try:
@@ -82,7 +131,36 @@ class PvaFacts:
             raise ProfileError(self.path, "program {!r} of the trace is not in PopVision's "
                                "report".format(program_id))
         is_exchange, program = known
+        if program_id not in self._checked_programs:
+            self._same_name("program", program_id, self._sql_programs, program,
+                            "program ids")
+            self._checked_programs.add(program_id)
         return self.code_bytes(program_id, program)[0] if is_exchange else 0
+
+    def _same_name(self, what, key, sql_names, found, ids):
+        """ProfileError unless pva's object `found` has the name SQL gives `key`."""
+        expected = sql_names.get(key)
+        if expected is None:
+            return
+        try:
+            name = found.name
+        except Exception as exc:
+            raise self._fail("the name of {} {}".format(what, key), exc) from exc
+        if name != expected:
+            raise ProfileError(self.path, "{} {} is {} in the profile's tables but {} in "
+                               "PopVision's report: pva's {} do not match the profile's, "
+                               "so its facts would be another {}'s (extract doctor PROFILE "
+                               "checks them all)".format(what, key, shown_name(expected),
+                                                         shown_name(name), ids, what))
+
+    def compute_sets(self):
+        """compilation.computeSets, read once (a new list may be built on each access)."""
+        if self._compute_sets is None:
+            try:
+                self._compute_sets = self._compilation.computeSets
+            except Exception as exc:
+                raise self._fail("the compute sets", exc) from exc
+        return self._compute_sets
 
     def vertices(self, compute_set) -> str:
         """The compute set's vertex type names in pva order, joined by "; "."""
@@ -94,12 +172,18 @@ class PvaFacts:
                 # pva's list would take -1 as the last compute set: never a real id.
                 raise ProfileError(self.path, "compute set {!r} of the trace is not in "
                                    "PopVision's report".format(compute_set))
+            compute_sets = self.compute_sets()
             try:
-                vertices = self._compilation.computeSets[compute_set].vertices
-                names = "; ".join(vertex.type.name for vertex in vertices)
+                found = compute_sets[compute_set]
             except (IndexError, KeyError, TypeError):
                 raise ProfileError(self.path, "compute set {!r} of the trace is not in "
                                    "PopVision's report".format(compute_set)) from None
+            except Exception as exc:
+                raise self._fail("compute set {}".format(compute_set), exc) from exc
+            self._same_name("compute set", compute_set, self._sql_compute_sets, found,
+                            "compute set indices")
+            try:
+                names = "; ".join(vertex.type.name for vertex in found.vertices)
             except Exception as exc:
                 raise self._fail("the vertices of compute set {}".format(compute_set), exc) from exc
             self._vertices[compute_set] = names
@@ -123,6 +207,9 @@ class PvaFacts:
 
 class NoPvaFacts:
     """Extraction without pva (--no-pva): the pva facts are null, never guessed."""
+
+    def expect_names(self, program_names, compute_set_names):
+        pass
 
     def max_exchange_code_bytes(self, program_id):
         return None

@@ -27,6 +27,12 @@ from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadV
                     NamedStep, StepNames, make_step_row, whole)
 
 
+#: The warning for a profile whose vars_info holds no rows.
+NO_LOWERED_VARS = ("vars_info is empty: the profile was probably made without "
+                   "autoReport.outputLoweredVars (set it to true with autoReport.all), so "
+                   "exchange_memory_per_tile's min, avg and max are null")
+
+
 class Extraction(NamedTuple):
     """A summary (a dict in the spec's key order) and the warnings met making it; with
     `blocks=True`, also every body of the same pass (blocks.BlockBodies: blocks-spec.md)."""
@@ -143,7 +149,7 @@ class _OutOfOrder(Exception):
 
 
 def _read_trace(profile: Profile, rules: StageRules, step_sink=None, facts=None,
-                blocks_factory=None):
+                blocks_factory=None, sql_names=None):
     """(FirstBody, DeviceSpans, whether there were rows, the blocks accumulator or None):
     the pass over the step rows. `blocks_factory()` makes a fresh accumulator of every
     body's kernel rows (blocks.BlockBodies) for each attempt of the pass.
@@ -154,7 +160,10 @@ def _read_trace(profile: Profile, rules: StageRules, step_sink=None, facts=None,
     fault, the pass is made again on SQLite's sorted rows, whose results and errors are
     the ones the spec defines. A `step_sink` sees each row once, so it gets sorted rows
     from the start."""
-    names = StepNames(*profile.names(), rules, all_notable=step_sink is not None)
+    program_names, compute_set_names = (sql_names if sql_names is not None
+                                        else profile.names())
+    names = StepNames(program_names, compute_set_names, rules,
+                      all_notable=step_sink is not None)
     if step_sink is None and profile.can_read_in_stored_order:
         try:
             return _one_pass(profile, names, rules, None, None, stored_order=True,
@@ -269,8 +278,10 @@ def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
         writer = blocks[0]
         blocks_factory = lambda: BlockBodies(rules, label, writer,  # noqa: E731
                                              keep=writer is None)
+    names = profile.names()
+    facts.expect_names(*names)  # pva must name each program and compute set as SQL does
     body, spans, any_rows, bodies = _read_trace(profile, rules, step_sink, facts,
-                                                blocks_factory)
+                                                blocks_factory, names)
     if not any_rows:
         warnings.append(compile_only_warning())
     else:
@@ -281,6 +292,8 @@ def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
     kernels = [row.record(facts) for row in body.kernels]
     attention_exchanges = facts.attention_exchanges(rules.attention_exchange)
     exchange_memory = profile.exchange_memory_per_tile()
+    if not profile.has_vars_info_rows():
+        warnings.append(NO_LOWERED_VARS)
     allocated_memory = profile.allocated_memory()
     summary = summary_dict(
         profile=label,

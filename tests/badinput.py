@@ -145,10 +145,26 @@ FC1 = g.FC1
 LONG_NAME = "/m/blocks/blocks.0/mlp/fc1/" + "x" * (1 << 20) + "/Convolve"
 NEWLINE_NAME = "/m/blocks/blocks.0/mlp/fc1/first line\nsecond line/Convolve"
 CONTROL_NAME = "/m/blocks/blocks.0/mlp/fc1/\x00\x01\x07\x1b[31m\x7f\t\r/Convolve"
+# The name below with the bytes ff 80 c0 inside, as extract reads it (and, for these
+# tests, as pva is taken to read it: how the real one decodes such bytes is unknown).
+INVALID_UTF8_READ = "/m/blocks/blocks.0/mlp/fc1/\ufffd\ufffd\ufffd/Convolve"
 
 
-def rename_fc1(name_sql: str):
-    return sql("UPDATE compute_sets SET name = {} WHERE compute_set = 3".format(name_sql))
+def rename_fc1(name_sql: str, pva_name: str):
+    """Compute set 3 renamed in SQL (by an SQL expression) and, as pva reads the same
+    file, in pva-double.json (`pva_name`: the text pva would give)."""
+    rename = sql("UPDATE compute_sets SET name = {} WHERE compute_set = 3".format(name_sql))
+
+    def damage(folder: Path):
+        rename(folder)
+        edit_double(lambda d: _rename_compute_set(d, 3, pva_name))(folder)
+    return damage
+
+
+def _rename_compute_set(double, compute_set, name):
+    for entry in double["computeSets"]:
+        if entry["id"] == compute_set:
+            entry["name"] = name
 
 
 def renamed_fc1(name):
@@ -380,17 +396,19 @@ def corpus():
                                   "INSERT INTO steps_by_ipu SELECT * FROM r", "DROP TABLE r"),
              Summary()),
         # Odd names: still labels.
-        Case("1 MB name", rename_fc1(sql_text(LONG_NAME)), Summary(renamed_fc1(LONG_NAME))),
-        Case("name with newlines", rename_fc1(sql_text(NEWLINE_NAME)),
+        Case("1 MB name", rename_fc1(sql_text(LONG_NAME), LONG_NAME),
+             Summary(renamed_fc1(LONG_NAME))),
+        Case("name with newlines", rename_fc1(sql_text(NEWLINE_NAME), NEWLINE_NAME),
              Summary(renamed_fc1(NEWLINE_NAME))),
         Case("name with control characters", rename_fc1(
-            "CAST(x'{}' AS TEXT)".format(CONTROL_NAME.encode().hex())),
+            "CAST(x'{}' AS TEXT)".format(CONTROL_NAME.encode().hex()), CONTROL_NAME),
              Summary(renamed_fc1(CONTROL_NAME))),
         Case("name with invalid UTF-8", rename_fc1(
             "CAST(x'{}ff80c0{}' AS TEXT)".format(b"/m/blocks/blocks.0/mlp/fc1/".hex(),
-                                                  b"/Convolve".hex())),
-             Summary(renamed_fc1("/m/blocks/blocks.0/mlp/fc1/\ufffd\ufffd\ufffd/Convolve"))),
-        Case("name stored as a blob", rename_fc1("x'{}'".format(FC1.encode().hex())), Summary()),
+                                                  b"/Convolve".hex()), INVALID_UTF8_READ),
+             Summary(renamed_fc1(INVALID_UTF8_READ))),
+        Case("name stored as a blob", rename_fc1("x'{}'".format(FC1.encode().hex()), FC1),
+             Summary()),
         Case("name stored as a number", sql("UPDATE programs SET name = 42 WHERE id = 21"),
              Summary(lambda s: s.update(device_spans=[]))),  # "42" delivers no input
         # pva.
@@ -423,7 +441,13 @@ def corpus():
 
 def _late_kernel_start(folder: Path):
     # one-anchor's step 12 (/m/head/Convolve, after the output began) on the baseline:
-    # with a single anchor the body runs to the end, so step 12 is a kernel.
+    # with a single anchor the body runs to the end, so step 12 is a kernel. pva reads the
+    # same file: compute set 5 renamed and compute set 6 added there too.
+    def pva_side(double):
+        _rename_compute_set(double, 5, "/m/blocks/blocks.1/mlp/fc2/Convolve")
+        double["computeSets"].append({"id": 6, "name": "/m/head/Convolve",
+                                      "vertices": [g.CONV]})
+    edit_double(pva_side)(folder)
     sql("UPDATE compute_sets SET name = '/m/blocks/blocks.1/mlp/fc2/Convolve' "
         "WHERE compute_set = 5",
         "INSERT INTO compute_sets VALUES (99, 6, '/m/head/Convolve', 1)",

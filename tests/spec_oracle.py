@@ -20,7 +20,9 @@ the README's "Bad input" section, restated independently:
   span) that is not a whole number (a REAL, e.g. beyond 2**63) -- NULL gives null;
 - an exchange-code size (of a counted row) or a memory_by_tile total that is not a
   whole number; a per-tile exchange-code sum beyond 64 bits;
-- a kernel whose program pva does not know, or whose compute set it does not have.
+- a kernel whose program pva does not know, or whose compute set it does not have;
+- a kernel whose program, or compute set, pva names otherwise than the profile's own
+  table does (when that table names it): pva's ids would not be the profile's.
 """
 
 import json
@@ -218,6 +220,8 @@ def oracle_summary(profile, label: str) -> dict:
                     else None
                 if p is None:
                     raise Refused(where + ": program unknown to pva")
+                if program_name.get(r["program"]) not in (None, p["name"]):
+                    raise Refused(where + ": pva names its program otherwise")
                 cb = p.get("codeBytesByTile", [])
                 code = (max(cb) if cb else 0) if p["type"] == "DoExchange" else 0
             if r["compute_set"] is None:
@@ -226,6 +230,8 @@ def oracle_summary(profile, label: str) -> dict:
                 c = r["compute_set"]
                 if type(c) is not int or c < 0 or c not in pva_sets:
                     raise Refused(where + ": compute set unknown to pva")
+                if cs_name.get(c) not in (None, pva_sets[c]["name"]):
+                    raise Refused(where + ": pva names its compute set otherwise")
                 vertices = "; ".join(pva_sets[c]["vertices"])
             kernels.append({
                 "step": r["step"], "kind": r["kind"], "stage": stage(r["name"]),

@@ -123,6 +123,52 @@ def test_a_crashing_worker_fails_only_its_profile(tmp_path, jobs):
     assert sorted(summaries(tmp_path / "out")) == ["a", "c", "d"]
 
 
+# The parent has imported extract; then the files under it change (a pip upgrade or an
+# edit of an editable install under a running batch) so that a worker cannot import it.
+_BREAK_THEN_RUN = r"""
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[1])
+import extractor.batch.run
+from extractor.cli import main
+from pathlib import Path
+Path(sys.argv[1], "extractor", "pipeline.py").write_text(
+    "raise ImportError('pipeline.py\\nwas replaced')\n")
+sys.argv[1:2] = []
+main()
+"""
+
+
+def test_a_worker_that_cannot_import_extract_fails_its_profiles_in_one_line_each(tmp_path):
+    # No traceback from a worker, whatever stops it (issue 16, item 7): its bootstrap is
+    # ours, so an import that fails is one reason per profile, in the index and on stderr.
+    import shutil
+    import sys
+    site = tmp_path / "site"
+    shutil.copytree(str(REPO / "extractor"), str(site / "extractor"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(str(REPO / "stage_rules.toml"), str(site / "stage_rules.toml"))
+    for name in ("a", "b"):
+        copy_case(EDGE / "one-anchor", tmp_path / "runs" / name)
+    result = subprocess.run(
+        [sys.executable, "-c", _BREAK_THEN_RUN, str(site), "runs", "-o", "out", "-j", "2",
+         "--no-pva"], cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        timeout=120)
+    stderr = result.stderr.decode()
+    assert result.returncode == 1, stderr
+    assert "Traceback" not in stderr, stderr
+    reason = ("the worker process could not start: cannot import extract's worker: "
+              "ImportError: pipeline.py was replaced")
+    for name in ("a", "b"):
+        assert "extract: error: runs/{}/profile.pop: {}".format(name, reason) in \
+            stderr.splitlines(), stderr
+    assert stderr.splitlines()[-1] == "0 extracted, 0 up to date, 2 failed"
+    assert sorted((e["profile"], e["status"], e["reason"])
+                  for e in index_lines(tmp_path / "out")) == [
+        ("runs/a/profile.pop", "failed", "runs/a/profile.pop: " + reason),
+        ("runs/b/profile.pop", "failed", "runs/b/profile.pop: " + reason)]
+
+
 def test_jobs_do_not_change_bytes(tmp_path):
     root = tmp_path / "runs"
     make_tree(root)

@@ -541,3 +541,12 @@ def test_cycles_beyond_32_and_64_bits(tmp_path):
     assert got["blocks"][0]["cycles"]["fused QKV projection"] == 2 ** 63
     assert got["stats"]["fused QKV projection"]["max"] == 2 ** 63
     assert got["stats"]["fused QKV projection"]["min"] == 2 ** 34
+
+
+def test_compare_stat_with_budget_is_a_usage_error(two_recordings, tmp_path):
+    """--budget checks the first block's numbers: marking medians with them would mislead."""
+    a, b = two_recordings
+    result = invoke_extract("compare", a, b, "--stat", "median", "--budget",
+                            tmp_path / "budget.toml")
+    assert result.code == 2 and result.stdout == b""
+    assert result.stderr.count("\n") == 1 and "--stat median" in result.stderr

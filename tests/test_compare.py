@@ -198,9 +198,21 @@ def test_csv_format():
     assert result.code == 0, result
     assert result.text.endswith("\r\n")
     rows = list(csv.reader(io.StringIO(result.text, newline="")))
+    # metric_name (issue 12) is added last, so the columns before it keep their places.
     assert rows[0] == ["section", "metric", "unit", "vit-f8weight", "vit-f8weight-b",
-                       "vit-f8weight-b change %", "note"]
-    by_key = {(r[0], r[1], r[2]): r[3:] for r in rows[1:]}
+                       "vit-f8weight-b change %", "note", "metric_name"]
+    by_key = {(r[0], r[1], r[2]): r[3:-1] for r in rows[1:]}
+    names = {(r[0], r[1], r[2]): r[-1] for r in rows[1:]}
+    assert names[("kernel stages", "fused QKV projection", "cycles")] == \
+        "stage:fused QKV projection"
+    assert names[("kernel stages, total", "all stages", "cycles")] == "stages:total"
+    assert names[("device spans", "device span 2", "cycles")] == "device_span:2"
+    assert names[("device spans", "device span 2", "ms at 1850 MHz")] == ""
+    assert names[("QKV executions", "QKV executions", "count")] == "qkv_executions"
+    assert names[("allocated memory per tile", "allocated memory per tile, mean", "bytes")] \
+        == "allocated_memory:mean"
+    assert names[("exchange code per tile", "exchange code per tile, min", "bytes")] \
+        == "exchange_memory:min"
     qkv = by_key[("kernel stages", "fused QKV projection", "cycles")]
     assert qkv[:2] == ["37277", "33541"] and qkv[3] == ""
     assert float(qkv[2]) == pytest.approx((33541 - 37277) * 100 / 37277, rel=1e-12)
@@ -214,7 +226,10 @@ def test_csv_format():
         ["324", "292", "", ""]
     assert by_key[("attention exchanges", name, "code bytes per tile, mean")] == \
         ["171.89945652173913", "150.5", "", ""]
-    notes = [r[-1] for r in rows[1:] if r[0] == "attention exchanges"]
+    assert names[("attention exchanges", name, "code bytes per tile, max")] == \
+        "attention_exchange:" + name
+    assert names[("attention exchanges", name, "code bytes per tile, mean")] == ""
+    notes = [r[-2] for r in rows[1:] if r[0] == "attention exchanges"]
     assert notes.count("unmatched") == 4 and notes.count("") == 32  # two rows each
 
 
@@ -226,12 +241,17 @@ def test_json_format():
     assert data["clock_mhz"] is None
     stages = {r["metric"]: r for r in data["rows"] if r["section"] == "kernel stages"}
     assert stages["MLP up"]["values"] == [48248, 41012]
+    assert stages["MLP up"]["metric_name"] == "stage:MLP up"
+    assert [r["metric_name"] for r in data["rows"] if r["section"] == "device spans"] == \
+        ["device_span:1", "device_span:2"]
+    assert "budgets" not in data  # only with --budget
     assert stages["MLP up"]["change_percent"][0] is None
     assert stages["MLP up"]["change_percent"][1] == pytest.approx(-7236 * 100 / 48248)
     assert not [r for r in data["rows"] if r["unit"].startswith("ms")]
     exchanges = data["attention_exchanges"]
     assert len(exchanges) == 18 and sum(not e["matched"] for e in exchanges) == 2
     first = exchanges[0]
+    assert first["metric_name"] == "attention_exchange:" + first["name"]
     assert [v["name"] for v in first["values"]] == [
         load(A)["attention_exchanges"][0]["name"], load(B)["attention_exchanges"][0]["name"]]
 

@@ -277,7 +277,7 @@ def test_pva_double_serves_the_json():
 
 def test_pva_double_sparse_compute_sets_and_empty_code_bytes():
     pva = _pva()
-    report = pva.openReport(FIXTURES / "edge" / "empty-code-bytes" / "profile.pop", "debug.cbor")
+    report = pva.openReport(str(FIXTURES / "edge" / "empty-code-bytes" / "profile.pop"), "debug.cbor")
     sets = report.compilation.computeSets
     assert len(sets) == 6 and [c.name for c in sets][0].endswith("/attn/qkv/Convolve")
     with pytest.raises(IndexError):

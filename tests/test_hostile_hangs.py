@@ -458,7 +458,7 @@ def _spawned_workers(pid: int) -> list:
             command = Path("/proc/{}/cmdline".format(child)).read_bytes()
         except OSError:
             continue
-        if b"spawn_main" in command:
+        if b"extractor.batch.worker import serve" in command:
             workers.append(child)
     return workers
 

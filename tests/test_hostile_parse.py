@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import badinput as bad
-from conftest import GOLDEN, REPO, invoke_extract, run_extract, sha256
+from conftest import GOLDEN, REPO, invoke_extract, sha256
 from test_bad_input import check_error_line
 
 SUMMARY_A = GOLDEN / "expected.json"  # the golden recording (the reference summary)
@@ -45,7 +45,7 @@ def test_rules_file_nested_too_deep_is_a_usage_error(tmp_path, name, text):
     rules = tmp_path / "deep.toml"
     rules.write_text(text, encoding="utf-8")
     profile = bad.write_base(tmp_path / "case")
-    result = run_extract("--rules", rules, "--no-pva", profile, "-o", tmp_path / "s.json",
+    result = invoke_extract("--rules", rules, "--no-pva", profile, "-o", tmp_path / "s.json",
                          pva=False)
     no_surprise(result)
     assert result.code == 2, result
@@ -60,7 +60,7 @@ def test_rules_regex_nested_too_deep_is_a_usage_error(tmp_path, pattern):
     rules.write_text(_rules_with_pattern(pattern), encoding="utf-8")
     profile = bad.write_base(tmp_path / "case")
     for command in (["--no-pva", profile, "-o", tmp_path / "s.json"], ["stages", profile]):
-        result = run_extract(*(command + ["--rules", rules]), pva=False)
+        result = invoke_extract(*(command + ["--rules", rules]), pva=False)
         no_surprise(result)
         assert result.code == 2, result
         check_error_line(result.stderr, str(rules),
@@ -71,7 +71,7 @@ def test_rules_regex_nested_too_deep_is_a_usage_error(tmp_path, pattern):
 
 def stages_refuses_rules(tmp_path, rules: Path, problem: str) -> None:
     """`extract stages` with these rules is a usage error whose one line names them."""
-    result = run_extract("stages", bad.write_base(tmp_path / "case"), "--rules", rules,
+    result = invoke_extract("stages", bad.write_base(tmp_path / "case"), "--rules", rules,
                          pva=False)
     no_surprise(result)
     assert result.code == 2, result
@@ -101,16 +101,16 @@ def test_rules_file_with_a_byte_order_mark_is_read(tmp_path):
     profile = bad.write_base(tmp_path / "case")
     marked = tmp_path / "marked.toml"
     marked.write_bytes(b"\xef\xbb\xbf" + RULES.read_bytes())
-    plain = run_extract("--no-pva", profile, "-o", "-", "--rules", RULES, pva=False)
+    plain = invoke_extract("--no-pva", profile, "-o", "-", "--rules", RULES, pva=False)
     assert plain.code == 0, plain
-    result = run_extract("--no-pva", profile, "-o", "-", "--rules", marked, pva=False)
+    result = invoke_extract("--no-pva", profile, "-o", "-", "--rules", marked, pva=False)
     assert result.code == 0, result
     assert result.stdout == plain.stdout
     assert result.stderr == plain.stderr
     # A mark is not a licence for a second one, nor for one inside the text.
     twice = tmp_path / "twice.toml"
     twice.write_bytes(b"\xef\xbb\xbf" * 2 + RULES.read_bytes())
-    result = run_extract("--no-pva", profile, "-o", "-", "--rules", twice, pva=False)
+    result = invoke_extract("--no-pva", profile, "-o", "-", "--rules", twice, pva=False)
     assert result.code == 2, result
     check_error_line(result.stderr, str(twice), r"^not valid TOML: ")
 
@@ -188,7 +188,7 @@ def _with_text(tmp_path, old: str, new: str, name="b") -> Path:
 
 
 def compare(*args):
-    return run_extract("compare", *args, pva=False)
+    return invoke_extract("compare", *args, pva=False)
 
 
 def _first_kernel_cycles() -> str:
@@ -372,7 +372,7 @@ def test_a_view_where_a_table_belongs_is_refused(tmp_path, statements, table):
     before = sha256(profile)
     out = tmp_path / "summary.json"
     for args in ((profile, "-o", out), ("stages", profile)):
-        result = run_extract(*args, timeout=GENEROUS)
+        result = invoke_extract(*args, timeout=GENEROUS)
         no_surprise(result)
         assert result.code == 1, result
         check_error_line(result.stderr, str(profile),
@@ -385,7 +385,7 @@ def test_a_view_where_a_table_belongs_fails_only_its_profile_in_a_batch(tmp_path
     _viewed(tmp_path, RECURSIVE_PROGRAMS, name="runs/recursive")
     _viewed(tmp_path, OVERFLOWING_PROGRAMS, name="runs/overflow")
     bad.write_base(tmp_path / "runs" / "good")
-    result = run_extract("runs", "-o", "out", "-q", cwd=tmp_path, timeout=GENEROUS)
+    result = invoke_extract("runs", "-o", "out", "-q", cwd=tmp_path, timeout=GENEROUS)
     assert result.code == 1, result
     entries = {}
     for line in (tmp_path / "out" / "index.jsonl").read_text().splitlines():
@@ -405,13 +405,13 @@ def test_a_virtual_table_where_a_table_belongs_is_refused(tmp_path):
                      "CREATE VIRTUAL TABLE programs USING fts5(id, name);"
                      "INSERT INTO programs SELECT id, name FROM programs_stored;")
     db.close()
-    result = run_extract(profile, "-o", "-", timeout=GENEROUS)
+    result = invoke_extract(profile, "-o", "-", timeout=GENEROUS)
     no_surprise(result)
     assert result.code == 1, result
     check_error_line(result.stderr, str(profile),
                      r"^'programs' is a virtual table, not a stored table: not a PopVision "
                      r"profile")
-    answer = run_extract("inspect", profile, "--no-pva", "--json", timeout=GENEROUS)
+    answer = invoke_extract("inspect", profile, "--no-pva", "--json", timeout=GENEROUS)
     assert answer.code == 0, answer
     required = json.loads(answer.stdout)["required"]
     assert "'programs' is a virtual table, not a stored table" in required["problems"]
@@ -422,7 +422,7 @@ def test_a_virtual_table_where_a_table_belongs_is_refused(tmp_path):
 def test_inspect_reports_a_view_without_running_it(tmp_path, as_json):
     profile = _viewed(tmp_path, RECURSIVE_PROGRAMS)
     args = ["inspect", profile, "--no-pva", "--exact"] + (["--json"] if as_json else [])
-    result = run_extract(*args, timeout=GENEROUS)
+    result = invoke_extract(*args, timeout=GENEROUS)
     assert result.code == 0, result
     problem = "'programs' is a view, not a table"
     if as_json:

@@ -220,7 +220,7 @@ def test_compare_on_non_utf8_paths(tmp_path):
     assert markdown.stdout.decode("utf-8").splitlines()[0] == "| | unit | a\\\\xff | good |"
     as_csv = run_extract("compare", "out", "--format", "csv", cwd=tmp_path)
     assert as_csv.stdout.decode("utf-8").splitlines()[0] == (
-        "section,metric,unit,a\\xff,good,good change %,note")
+        "section,metric,unit,a\\xff,good,good change %,note,metric_name")  # metric_name: issue 12
     as_json = json.loads(run_extract("compare", "out/{}/summary.json".format(BAD),
                                      "out/good", "--format", "json", cwd=tmp_path).stdout)
     assert [(r["label"], r["path"]) for r in as_json["recordings"]] == [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, GOLDEN, copy_case, golden_case_folder, run_extract
+from conftest import FIXTURES, GOLDEN, copy_case, golden_case_folder, invoke_extract
 from extractor.errors import SummaryFileError
 from extractor.model import (ALLOCATED_MEMORY_FIELDS, EXCHANGE_MEMORY_FIELDS,
                              SUMMARY_KEYS, AttentionExchange, MinMeanMax, Summary,
@@ -94,7 +94,7 @@ def test_accessors_of_the_golden_summary():
 
 def test_a_summary_made_without_pva(tmp_path):
     profile = copy_case(golden_case_folder(), tmp_path / "run")
-    result = run_extract(profile, "-o", tmp_path / "summary.json", "--no-pva", pva=False)
+    result = invoke_extract(profile, "-o", tmp_path / "summary.json", "--no-pva", pva=False)
     assert result.code == 0, result
     summary = Summary.read(tmp_path / "summary.json")
     assert not summary.has_pva and summary.attention_exchanges is None
@@ -196,7 +196,7 @@ def test_compare_refuses_what_is_not_a_summary(tmp_path, case):
     else:
         path.write_text(content)
     before = path.read_bytes()
-    result = run_extract("compare", A, path, pva=False)
+    result = invoke_extract("compare", A, path, pva=False)
     assert (result.code, result.stdout) == (1, b""), result
     assert result.stderr == "extract: error: {}: not a summary: {}\n".format(path, problem)
     assert path.read_bytes() == before  # the input is never modified
@@ -225,7 +225,7 @@ def test_extra_keys_are_allowed():
 # ---- what compare and the batch index take from it ---------------------------------------
 
 def test_compare_rows_are_the_models_numbers():
-    result = run_extract("compare", A, B, "-f", "json", pva=False)
+    result = invoke_extract("compare", A, B, "-f", "json", pva=False)
     assert result.code == 0, result
     rows = {(r["section"], r["metric"]): r["values"] for r in json.loads(result.stdout)["rows"]}
     a, b = Summary.read(A), Summary.read(B)
@@ -243,7 +243,7 @@ def test_compare_rows_are_the_models_numbers():
 
 def test_the_batch_index_line_carries_the_summarys_headline(tmp_path):
     copy_case(golden_case_folder(), tmp_path / "runs" / "golden")
-    result = run_extract("runs", "-o", "out", "-j", "1", cwd=tmp_path)
+    result = invoke_extract("runs", "-o", "out", "-j", "1", cwd=tmp_path)
     assert result.code == 0, result
     (entry,) = [json.loads(line) for line in (tmp_path / "out" / "index.jsonl").read_text()
                 .splitlines()]
@@ -267,14 +267,14 @@ def test_compare_reads_a_summary_whose_kernel_cycles_are_null(tmp_path):
         profile = bad.write_base(tmp_path / name)
         if damage is not None:
             damage(tmp_path / name)
-        result = run_extract(profile, "-o", tmp_path / name / "summary.json")
+        result = invoke_extract(profile, "-o", tmp_path / name / "summary.json")
         assert result.code == 0, result
         folders[name] = tmp_path / name / "summary.json"
     null_summary = raw(folders["null"])
     nulls = [k for k in null_summary["kernels"] if k["cycles"] is None]
     assert len(nulls) == 1  # the case is what it says
     stage = nulls[0]["stage"]
-    result = run_extract("compare", folders["base"], folders["null"], "--format", "json")
+    result = invoke_extract("compare", folders["base"], folders["null"], "--format", "json")
     assert result.code == 0, result
     rows = {(row["section"], row["metric"]): row["values"]
             for row in json.loads(result.stdout)["rows"]}

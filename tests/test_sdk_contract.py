@@ -10,6 +10,10 @@ extractor assumes of both holds for the real thing. They run only when
 
 and are reported as skipped otherwise. How to run them and what to send us:
 docs/sdk-contract.md.
+
+The cross-checks of SQL against pva are `extract doctor`'s own check functions
+(extractor/diagnose/doctor.py): a developer running these tests and a user running
+`extract doctor` on an installed wheel prove the same things.
 """
 
 import importlib
@@ -22,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PVA_DOUBLE, run_extract
+from extractor.diagnose import doctor
 
 PROFILES_VARIABLE = "EXTRACTOR_REAL_PROFILES"
 PVA_FIELDS = ("max_exchange_code_bytes", "vertices")
@@ -96,8 +101,19 @@ def pva():
 
 
 @pytest.fixture(scope="module")
-def report(pva, profile):
-    return pva.openReport(str(profile))
+def sql_side(profile):
+    return doctor.read_sql(profile)
+
+
+@pytest.fixture(scope="module")
+def pva_side(pva, profile):
+    """The report opened as doctor opens it (kept referenced for the module)."""
+    return doctor.PvaSide(pva, profile)
+
+
+def assert_check(check, allowed=(doctor.OK,)):
+    print(json.dumps(check.as_json(), indent=2))
+    assert check.status in allowed, "{}: {}".format(check.detail, json.dumps(check.data)[:4000])
 
 
 @pytest.fixture(scope="module")
@@ -128,53 +144,43 @@ def test_extraction_succeeds(full_run):
         print(warning)
 
 
-def test_every_exchange_step_has_an_exchange_program(pva, report, profile):
-    ids = [row[0] for row in sql(profile, "SELECT DISTINCT program FROM steps WHERE type = "
-                                          "'DoExchange' ORDER BY program")]
-    programs = {program._id: program for program in report.compilation.programs}
-    missing = [i for i in ids if i not in programs]
-    assert not missing, "DoExchange steps whose program pva does not have: {}".format(
-        missing[:20])
-    wrong = [(i, programs[i].type.name) for i in ids
-             if programs[i].type != pva.Program.Type.DoExchange]
-    assert not wrong, "DoExchange steps whose pva program is of another type: {}".format(
-        wrong[:20])
+def test_every_step_program_is_in_pva_with_its_name(sql_side, pva_side):
+    # Every distinct steps.program is a pva _id, with programs.name; a DoExchange step's
+    # program is of type pva.Program.Type.DoExchange.
+    assert_check(doctor.check_step_programs(sql_side, pva_side))
 
 
-def test_compute_set_ids_index_pva_compute_sets_of_the_same_name(report, profile):
-    rows = sql(profile, "SELECT compute_set, name FROM compute_sets ORDER BY compute_set")
-    compute_sets = report.compilation.computeSets
-    wrong = []
-    for index, name in rows:
-        try:
-            found = compute_sets[index].name
-        except (IndexError, KeyError) as exc:
-            found = "<{}: {}>".format(type(exc).__name__, exc)
-        if found != name:
-            wrong.append((index, name, found))
-    assert not wrong, "(id, SQL name, pva name) that differ, of {}: {}".format(
-        len(rows), wrong[:20])
+def test_program_ids_are_unique(pva_side):
+    assert_check(doctor.check_program_ids_unique(pva_side))
 
 
-def test_code_bytes_by_tile_has_one_entry_per_tile(pva, report, profile):
-    tiles = report.compilation.target.numTiles
-    exchange = pva.Program.Type.DoExchange
-    used = {row[0] for row in sql(profile, "SELECT DISTINCT program FROM steps WHERE type = "
-                                           "'DoExchange'")}
-    programs = [p for p in report.compilation.programs if p.type == exchange
-                and (p._id in used or not used)]  # a compile-only profile: all of them
-    wrong = []
-    for program in programs:
-        count = len(program.codeBytesByTile)
-        if count != tiles:
-            wrong.append((program._id, program.name, count))
-    assert not wrong, "{} tiles, but these exchange programs (id, name, entries) of {} " \
-                      "differ: {}".format(tiles, len(programs), wrong[:20])
+def test_on_tile_steps_reach_their_compute_set(sql_side, pva_side):
+    # For every OnTileExecute step: program.computeset is SQL's compute set, with the
+    # vertex types of computeSets[steps.compute_set].
+    assert_check(doctor.check_step_compute_sets(sql_side, pva_side))
 
 
-def test_memory_by_tile_has_one_row_per_tile(report, profile):
+def test_compute_set_ids_index_pva_compute_sets_of_the_same_name(sql_side, pva_side):
+    assert_check(doctor.check_compute_set_names(sql_side, pva_side))
+
+
+def test_code_bytes_by_tile_has_one_entry_per_tile(sql_side, pva_side):
+    # Integral entries (numpy's are converted: warn), one per tile of the target where
+    # the array is not empty.
+    check = doctor.check_code_bytes(sql_side, pva_side)
+    assert_check(check, allowed=(doctor.OK, doctor.WARN))
+    assert not check.data["other_length"], check.detail
+
+
+def test_memory_by_tile_has_one_row_per_tile(pva_side, profile):
     rows = sql(profile, "SELECT count(*) FROM memory_by_tile")[0][0]
-    assert rows == report.compilation.target.numTiles
+    assert rows == pva_side.compilation.target.numTiles
+
+
+def test_doctor_finds_no_failure(profile):
+    result = run_here("doctor", profile, "--json")
+    print(result.stdout.decode("ascii", "replace"))
+    assert result.code == 0, result.stderr
 
 
 def test_no_pva_gives_the_same_bytes_but_the_pva_fields(full_run, profile, tmp_path):

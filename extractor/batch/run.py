@@ -2,7 +2,7 @@
 says which profiles a shard takes).
 
 The batch adds bookkeeping around `pipeline.extract_profile`, which `extract PROFILE -o
-FILE` runs too: a summary's bytes are the same. Each worker is a long-lived spawned
+FILE` runs too: a summary's bytes are the same. Each worker (worker.py) is a long-lived
 process that extracts one profile at a time; one that dies fails its profile only and is
 replaced.
 """
@@ -11,15 +11,16 @@ import contextlib
 import datetime
 import hashlib
 import importlib.util
-import multiprocessing
 import os
 import signal
+import socket
 import stat
+import subprocess
 import sys
 import threading
 import time
 from collections import deque
-from multiprocessing.connection import wait
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Deque, List, NamedTuple, Optional, Union
 
@@ -196,33 +197,7 @@ class BatchResult(NamedTuple):
     stopped_by: Optional[int] = None  # the signal that interrupted it (None: Ctrl-C)
 
 
-# ---- the worker side ---------------------------------------------------------------
-
-def _worker_main(conn, outdir: str, rules, options: RunOptions) -> None:
-    # The parent handles Ctrl-C and a hang-up (sent to the whole process group); SIGTERM
-    # (the parent abandoning us) unwinds through write_atomic's cleanup, so no temporary
-    # file is left behind, and ends the process quietly (SystemExit, exit code 143).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "SIGHUP"):
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    while True:
-        try:
-            item = conn.recv()
-        except Exception:  # the parent is gone, or sent what cannot be read
-            return
-        if item is None:
-            return
-        if not _answer(conn, STARTED, item):
-            return
-        try:
-            entry = extract_one(item, Path(outdir), rules, options)
-        except Exception as exc:  # outside extract_one's own net: still one index line
-            entry = _failed(item, Path(outdir), rules, options, "unexpected failure: "
-                            "{}: {}".format(type(exc).__name__, one_line(exc)))
-        if not _answer(conn, entry, item):
-            return
-
+# ---- talking to the parent (worker.py is the worker's side) ---------------------
 
 def _answer(conn, entry: Union[dict, str], item: BatchItem) -> bool:
     """Send the parent `entry`; one it cannot take (it would not pickle) becomes a failed
@@ -250,40 +225,47 @@ def _answer(conn, entry: Union[dict, str], item: BatchItem) -> bool:
         return False
 
 
-def _start_resource_tracker() -> None:
-    try:
-        from multiprocessing import resource_tracker
-        resource_tracker.ensure_running()
-    except (ImportError, AttributeError, OSError):  # not POSIX, or it will start later
-        pass
-
-
 class _Worker:
-    def __init__(self, context, outdir: Path, rules, options: RunOptions):
-        self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main,
-                                       args=(child, str(outdir), rules, options), daemon=True)
+    """One worker process (worker.py) and the connection to it."""
+
+    def __init__(self, outdir: Path, rules, options: RunOptions):
+        from .worker import BOOT  # not at the top: worker.py imports this module
+
+        ours, theirs = socket.socketpair()
+        self.conn = Connection(ours.detach())
+        child_fd = theirs.detach()
+        stderr_fd = os.dup(2)  # the worker's stderr once it has imported extract
         # Ctrl-C and a hang-up are the parent's to handle: the worker is started with them
         # blocked (a mask survives exec), so one landing while it imports cannot end it
-        # with a KeyboardInterrupt traceback before _worker_main ignores them.
-        # The resource tracker is started first: starting it unblocks SIGINT.
-        _start_resource_tracker()
-        block = getattr(signal, "pthread_sigmask", None)
+        # before serve() ignores them.
         held = {signum for signum in STOP_SIGNALS if signum != signal.SIGTERM}
-        previous = block(signal.SIG_BLOCK, held) if block else None
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
         try:
-            self.process.start()
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", BOOT, str(child_fd), str(stderr_fd)],
+                stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                pass_fds=(child_fd, stderr_fd))
+        except BaseException:
+            self.conn.close()
+            raise
         finally:
-            if block is not None and previous is not None:
-                block(signal.SIG_SETMASK, previous)
-        child.close()
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+            os.close(child_fd)
+            os.close(stderr_fd)
         self.item: Optional[BatchItem] = None
         # when its profile has taken too long (time.monotonic())
         self.deadline: Optional[float] = None
+        try:
+            self.conn.send(sys.path)
+            self.conn.send((str(outdir), rules, options))
+        except OSError:  # it died already: its first profile finds out
+            pass
 
     def death(self) -> str:
-        self.process.join(5)
-        code = self.process.exitcode
+        try:
+            code = self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            code = None
         if code is not None and code < 0:
             try:
                 how = "killed by {}".format(signal.Signals(-code).name)
@@ -296,12 +278,13 @@ class _Worker:
     def stop(self, abandon: bool, grace: float = 10) -> None:
         """End the process: politely when idle, at once (SIGTERM) when abandoning work;
         SIGKILL if it has not ended `grace` seconds later."""
-        if abandon and self.process.is_alive():
+        if abandon and self.process.poll() is None:
             self.process.terminate()
-        self.process.join(grace)
-        if self.process.is_alive():
+        try:
+            self.process.wait(grace)
+        except subprocess.TimeoutExpired:
             self.process.kill()
-            self.process.join()
+            self.process.wait()
         self.conn.close()
 
 
@@ -342,8 +325,7 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
             else:
                 todo.append(item)
         if todo:
-            pool = _Pool(multiprocessing.get_context("spawn"), outdir, rules, options,
-                         min(jobs, len(todo)), timeout)
+            pool = _Pool(outdir, rules, options, min(jobs, len(todo)), timeout)
 
             def feed() -> None:
                 while todo and pool.idle:
@@ -414,9 +396,9 @@ def _stop(signum: int) -> KeyboardInterrupt:
 class _Pool:
     """Workers that each take one profile at a time; a dead one fails its profile only."""
 
-    def __init__(self, context, outdir: Path, rules, options: RunOptions, size: int,
+    def __init__(self, outdir: Path, rules, options: RunOptions, size: int,
                  timeout: float = 0):
-        self._start = lambda: _Worker(context, outdir, rules, options)
+        self._start = lambda: _Worker(outdir, rules, options)
         self._outdir, self._rules, self._options = outdir, rules, options
         self._timeout = timeout
         self.idle = [self._start() for _ in range(size)]
@@ -440,7 +422,8 @@ class _Pool:
     def collect(self) -> list:
         """Wait for at least one busy worker to answer, die or pass its time limit;
         their entries."""
-        handles = [w.conn for w in self.busy] + [w.process.sentinel for w in self.busy]
+        # A worker that dies closes its end of the connection: its conn is ready then too.
+        handles = [w.conn for w in self.busy]
         deadlines = [w.deadline for w in self.busy if w.deadline is not None]
         # A wait of years is refused by select(): a very long limit is waited in parts.
         limit = min(max(0.0, min(deadlines) - time.monotonic()), 86400.0) \
@@ -449,7 +432,7 @@ class _Pool:
         now = time.monotonic()
         entries = []
         for worker in list(self.busy):
-            if worker.conn not in ready and worker.process.sentinel not in ready:
+            if worker.conn not in ready:
                 if worker.deadline is None or now < worker.deadline:
                     continue
                 self.busy.remove(worker)  # too long: ended, and its profile failed
@@ -463,6 +446,13 @@ class _Pool:
                 if answer == STARTED:  # it has the profile: its time starts now
                     if self._timeout:
                         worker.deadline = time.monotonic() + self._timeout
+                    continue
+                if isinstance(answer, tuple):  # (CANNOT_START, why): it could not import
+                    self.busy.remove(worker)
+                    entries.append(self._failed(worker, "the worker process could not "
+                                                "start: {}".format(answer[1])))
+                    self._retire(worker)
+                    self.idle.append(self._start())
                     continue
                 self.busy.remove(worker)
                 entries.append(answer)

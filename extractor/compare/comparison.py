@@ -11,6 +11,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import CompareError, SummaryFileError, shown_path
 from ..batch.discover import SUMMARY_NAME
+from .. import metrics as names
 from ..metrics import mask_ids
 from ..model import MinMeanMax, Summary
 
@@ -132,6 +133,9 @@ class Row(NamedTuple):
     # Percent change against the first recording, per recording (None for the first and
     # where either value is missing or the first is 0); None for rows without one.
     change: Optional[Tuple]
+    # The metric's name (extractor.metrics) whose values the row holds; None for a row of
+    # numbers no metric names (device spans in milliseconds).
+    metric_name: Optional[str] = None
 
 
 class ExchangeCell(NamedTuple):
@@ -148,12 +152,19 @@ class Exchange(NamedTuple):
     cells: Tuple  # ExchangeCell, or None where absent (or unknown: recording without pva)
     matched: bool  # found in every recording that has pva facts
 
+    @property
+    def metric_name(self) -> str:
+        """The metric (extractor.metrics) of its `maximum`."""
+        return names.attention_exchange_metric(names.numbered(self.key, self.occurrence))
+
 
 class Comparison(NamedTuple):
     recordings: List[Recording]
     clock_mhz: Optional[float]
     rows: List[Row]
     exchanges: List[Exchange]
+    # The budget checks (extractor.budget.Check) the formats mark; None without a budget.
+    checks: Optional[Sequence] = None
 
     @property
     def stage_rows(self) -> List[Row]:
@@ -161,6 +172,22 @@ class Comparison(NamedTuple):
 
     def has_pva(self, index: int) -> bool:
         return self.recordings[index].summary.has_pva
+
+    def with_checks(self, checks: Sequence) -> "Comparison":
+        """This comparison with budget checks to mark, and a row for each checked metric
+        it has no row for (the device spans' max and mean), after the device spans."""
+        rows = list(self.rows)
+        checked = {check.metric for check in checks}
+        extra = [name for name in (names.DEVICE_SPAN_MAX, names.DEVICE_SPAN_MEAN)
+                 if name in checked]
+        if extra:
+            found = [names.metrics(r.summary) for r in self.recordings]
+            after = max(i for i, row in enumerate(rows) if row.section == SPANS) + 1
+            rows[after:after] = [
+                _with_change(SPANS, "device span " + name[len(names.DEVICE_SPAN):], "cycles",
+                             (each.get(name) for each in found), name)
+                for name in extra]
+        return self._replace(rows=rows, checks=list(checks))
 
 
 
@@ -171,10 +198,10 @@ def percent_change(value, first) -> Optional[float]:
     return (value - first) * 100.0 / first
 
 
-def _with_change(section, metric, unit, values) -> Row:
+def _with_change(section, metric, unit, values, metric_name=None) -> Row:
     values = tuple(values)
     change = (None,) + tuple(percent_change(v, values[0]) for v in values[1:])
-    return Row(section, metric, unit, values, change)
+    return Row(section, metric, unit, values, change, metric_name)
 
 
 def _ordered_union(sequences) -> list:
@@ -211,25 +238,29 @@ def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> C
 
     stage_cycles = [s.stage_cycles() for s in summaries]
     for stage in _ordered_union(stage_cycles):
-        rows.append(_with_change(STAGES, stage, "cycles", (c.get(stage) for c in stage_cycles)))
+        rows.append(_with_change(STAGES, stage, "cycles", (c.get(stage) for c in stage_cycles),
+                                 names.stage_metric(stage)))
     rows.append(_with_change(STAGE_TOTAL, TOTAL, "cycles",
-                             (s.stages_total for s in summaries)))
+                             (s.stages_total for s in summaries), names.STAGES_TOTAL))
 
     for number in range(max(len(s.device_spans) for s in summaries)):
         spans = [s.device_spans[number] if number < len(s.device_spans) else None
                  for s in summaries]
         metric = "device span {}".format(number + 1)
-        rows.append(_with_change(SPANS, metric, "cycles", spans))
+        rows.append(_with_change(SPANS, metric, "cycles", spans,
+                                 names.device_span_metric(number + 1)))
         if clock_mhz is not None:
             rows.append(Row(SPANS, metric, "ms at {:g} MHz".format(clock_mhz), tuple(
                 None if c is None else c / (clock_mhz * 1000.0) for c in spans), None))
 
-    rows.append(Row(QKV, QKV, "count", tuple(s.qkv_executions for s in summaries), None))
-    for section, stats in ((EXCHANGE_MEMORY, [s.exchange_memory for s in summaries]),
-                           (ALLOCATED, [s.allocated_memory for s in summaries])):
-        for name in MinMeanMax._fields:
+    rows.append(Row(QKV, QKV, "count", tuple(s.qkv_executions for s in summaries), None,
+                    names.QKV_EXECUTIONS))
+    for section, prefix, stats in (
+            (EXCHANGE_MEMORY, names.EXCHANGE_MEMORY, [s.exchange_memory for s in summaries]),
+            (ALLOCATED, names.ALLOCATED_MEMORY, [s.allocated_memory for s in summaries])):
+        for name in MinMeanMax._fields:  # min, mean, max: the metrics' STATISTICS
             rows.append(Row(section, "{}, {}".format(section, name), "bytes",
-                            tuple(getattr(each, name) for each in stats), None))
+                            tuple(getattr(each, name) for each in stats), None, prefix + name))
 
     keyed = [_exchange_keys(s) for s in summaries]
     known = [s.has_pva for s in summaries]

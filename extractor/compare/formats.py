@@ -2,15 +2,20 @@
 to a `Format`, whose `render(comparison)` gives the whole text, ending with a newline.
 
 Numbers are never rounded in CSV and JSON; markdown rounds for reading (means to 0.1,
-milliseconds to 0.001, percentages to 0.1).
+milliseconds to 0.001, percentages to 0.1). Every row of the CSV and JSON carries its
+metric's name (extractor.metrics) as `metric_name`. A comparison with budget checks
+(`Comparison.with_checks`) has each checked value marked: in markdown after the value (✅,
+or ❌ with the budget and how far past its limit), in CSV in a `<label> budget` column
+after each recording's, and in JSON as the list `budgets` (budget-spec.md).
 """
 
 import csv
 import io
 import json
 import math
-from typing import Callable, NamedTuple, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
+from ..budget import FAIL, FAILING, MISSING, OK, SKIPPED, Check, budget_line, excess
 from ..errors import shown_path
 from .comparison import EXCHANGES, STAGE_TOTAL, STAGES, Comparison, Exchange
 
@@ -54,9 +59,79 @@ def _exchange_metric(exchange: Exchange) -> str:
             ) + name
 
 
+# ---- budget marks ---------------------------------------------------------------
+
+PASSED_MARK, FAILED_MARK = "\u2705", "\u274c"  # a green tick, a red cross
+
+
+def _checks_by_cell(comparison: Comparison) -> Dict[Tuple[str, str], List[Check]]:
+    """The budget checks by (recording label, metric name), each cell's in order."""
+    cells: Dict[Tuple[str, str], List[Check]] = {}
+    for check in comparison.checks or ():
+        cells.setdefault((check.recording, check.metric), []).append(check)
+    return cells
+
+
+def _amount(value, unit: str) -> str:
+    text = _number(value, unit)
+    return "{:.2g}".format(value) if isinstance(value, float) and float(text) == 0 else text
+
+
+def _past(check: Check) -> Tuple[float, str]:
+    """How far a failed check's value is past its limit, and `over` or `under`."""
+    past = excess(check)
+    assert past is not None, check
+    return abs(past), "over" if past > 0 else "under"
+
+
+def _failure(check: Check, unit: str) -> str:
+    """`+2%: 769 over limit 38022.5`, `>=1000: 12 under limit 1000`, `+2%: missing`."""
+    if check.status == MISSING:
+        return "{}: missing".format(check.budget)
+    amount, side = _past(check)
+    return "{}: {} {} limit {}".format(check.budget, _amount(amount, unit), side,
+                                       _amount(check.limit, unit))
+
+
+def _markdown_mark(checks: List[Check], unit: str) -> str:
+    """What follows a checked value: ✅ when its checks passed, else ❌ and each failed
+    budget with how far the value is past its limit; skipped budgets named."""
+    failed = [c for c in checks if c.status in FAILING]
+    skipped = [c.budget for c in checks if c.status == SKIPPED]
+    parts = []
+    if failed:
+        parts.append("{} {}".format(FAILED_MARK, "; ".join(_failure(c, unit) for c in failed)))
+    elif any(c.status == OK for c in checks):
+        parts.append(PASSED_MARK)
+    if skipped:
+        parts.append("({} skipped: no baseline)".format(", ".join(skipped)))
+    return " " + " ".join(parts)
+
+
+def _csv_mark(checks: List[Check]) -> str:
+    """`ok +2%`, `fail +2%: 769 over limit 38022.54`, `missing +2%`, `skipped +2%`;
+    several joined by `; `."""
+    texts = []
+    for check in checks:
+        text = "{} {}".format(check.status, check.budget)
+        if check.status == FAIL:
+            amount, side = _past(check)
+            text += ": {} {} limit {}".format(_csv_value(amount), side,
+                                              _csv_value(check.limit))
+        texts.append(text)
+    return "; ".join(texts)
+
+
 def to_markdown(comparison: Comparison) -> str:
-    """One GitHub-flavoured markdown table, recordings as columns, ending with a newline."""
+    """One GitHub-flavoured markdown table, recordings as columns, ending with a newline;
+    with budget checks, each checked value marked and the verdict line below."""
     labels = [_markdown_cell(r.label) for r in comparison.recordings]
+    marks = _checks_by_cell(comparison)
+
+    def mark(index: int, metric_name: Optional[str], unit: str) -> str:
+        checks = marks.get((comparison.recordings[index].label, metric_name or ""))
+        return _markdown_mark(checks, unit) if checks else ""
+
     lines = ["| | unit | " + " | ".join(labels) + " |",
              "|---|---|" + "---:|" * len(labels)]
     for row in comparison.rows:
@@ -67,7 +142,7 @@ def to_markdown(comparison: Comparison) -> str:
             text = _number(value, row.unit)
             if row.change is not None and value is not None:
                 text += _percent(row.change[index])
-            cells.append(text)
+            cells.append(text + mark(index, row.metric_name, row.unit))
         lines.append("| {} | {} | {} |".format(_markdown_cell(metric),
                                                _markdown_cell(row.unit), " | ".join(cells)))
     for exchange in comparison.exchanges:
@@ -79,8 +154,11 @@ def to_markdown(comparison: Comparison) -> str:
                 cells.append(ABSENT)
             else:
                 cells.append("{} / {:.1f}".format(cell.maximum, cell.mean))
+            cells[-1] += mark(index, exchange.metric_name, "bytes")
         lines.append("| {} | code bytes per tile, max / mean | {} |".format(
             _exchange_metric(exchange), " | ".join(cells)))
+    if comparison.checks is not None:
+        lines += ["", budget_line(comparison.checks)]
     return "\n".join(lines) + "\n"
 
 
@@ -97,25 +175,34 @@ def _csv_value(value) -> str:
 
 def to_csv(comparison: Comparison) -> str:
     """The table as RFC 4180 CSV (CRLF line ends): section, metric, unit, then each
-    recording's value followed, after the first, by its change in percent; then note."""
+    recording's value followed, after the first, by its change in percent (and, with
+    budget checks, by its `<label> budget` marks); then note and metric_name (empty for
+    rows of numbers no metric names: milliseconds, exchanges' means)."""
     labels = [r.label for r in comparison.recordings]
-    header = ["section", "metric", "unit", labels[0]]
-    for label in labels[1:]:
-        header += [label, "{} change %".format(label)]
-    header.append("note")
+    budgeted = comparison.checks is not None
+    marks = _checks_by_cell(comparison)
+    header = ["section", "metric", "unit"]
+    for index, label in enumerate(labels):
+        header += [label] if index == 0 else [label, "{} change %".format(label)]
+        header += ["{} budget".format(label)] if budgeted else []
+    header += ["note", "metric_name"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(header)
 
-    def write(section, metric, unit, values, change, note=""):
-        line = [section, metric, unit, _csv_value(values[0])]
-        for index in range(1, len(values)):
-            line += [_csv_value(values[index]),
-                     _csv_value(change[index] if change is not None else None)]
-        writer.writerow(line + [note])
+    def write(section, metric, unit, values, change, note="", metric_name=None):
+        line = [section, metric, unit]
+        for index, value in enumerate(values):
+            line.append(_csv_value(value))
+            if index:
+                line.append(_csv_value(change[index] if change is not None else None))
+            if budgeted:
+                line.append(_csv_mark(marks.get((labels[index], metric_name or ""), [])))
+        writer.writerow(line + [note, metric_name or ""])
 
     for row in comparison.rows:
-        write(row.section, row.metric, row.unit, row.values, row.change)
+        write(row.section, row.metric, row.unit, row.values, row.change,
+              metric_name=row.metric_name)
     for exchange in comparison.exchanges:
         metric = exchange.key if exchange.occurrence == 1 else "{} ({})".format(
             exchange.key, exchange.occurrence)
@@ -124,25 +211,30 @@ def to_csv(comparison: Comparison) -> str:
             write(EXCHANGES, metric, "code bytes per tile, {}".format(
                 "max" if field == "maximum" else field),
                 [getattr(c, field) if c is not None else None for c in exchange.cells],
-                None, note)
+                None, note, exchange.metric_name if field == "maximum" else None)
     return out.getvalue()
 
 
 def to_json_data(comparison: Comparison) -> dict:
-    return {
+    data = {
         "recordings": [{"label": r.label, "path": shown_path(r.path),
                         "pva": comparison.has_pva(i)}
                        for i, r in enumerate(comparison.recordings)],
         "clock_mhz": comparison.clock_mhz,
-        "rows": [{"section": row.section, "metric": row.metric, "unit": row.unit,
+        "rows": [{"section": row.section, "metric": row.metric,
+                  "metric_name": row.metric_name, "unit": row.unit,
                   "values": list(row.values),
                   "change_percent": list(row.change) if row.change is not None else None}
                  for row in comparison.rows],
         "attention_exchanges": [
-            {"name": e.key, "occurrence": e.occurrence, "matched": e.matched,
+            {"name": e.key, "occurrence": e.occurrence, "metric_name": e.metric_name,
+             "matched": e.matched,
              "values": [c._asdict() if c is not None else None for c in e.cells]}
             for e in comparison.exchanges],
     }
+    if comparison.checks is not None:
+        data["budgets"] = [check._asdict() for check in comparison.checks]
+    return data
 
 
 def to_json(comparison: Comparison) -> str:

@@ -201,14 +201,24 @@ def report_facts(pva, path: Path) -> dict:
         facts["errors"].append("openReport: {}".format(one_line(exc)))
         return facts
     facts["opened"] = True
+    facts.update(report_versions(report, facts["errors"]))
+    return facts
+
+
+def report_versions(report, errors: list) -> dict:
+    """{poplar_version, format_version, unstable_format} of an open report. pva reads
+    lazily, so each attribute is asked for on its own: one it cannot give is None and
+    the reason is appended to `errors`."""
 
     def ask(what, get):
         try:
             return get()
         except Exception as exc:
-            facts["errors"].append("{}: {}: {}".format(what, type(exc).__name__, one_line(exc)))
+            errors.append("{}: {}: {}".format(what, type(exc).__name__, one_line(exc)))
             return None
 
+    facts: Dict[str, Any] = {"poplar_version": None, "format_version": None,
+                             "unstable_format": None}
     poplar = ask("poplarVersion", lambda: report.poplarVersion.string)
     facts["poplar_version"] = str(poplar) if poplar is not None else None
     version = ask("version", lambda: report.version)

@@ -23,6 +23,29 @@ properties, and every access is counted in `access_counts` (keys
 `("codeBytesByTile", program_id)` and `("vertices", compute_set_id)`), so tests can prove
 that each per-tile array and vertex list was fetched at most once.
 `reset_access_counts()` clears the counter.
+
+Where the public record shows the real module to be stricter than a plain Python object,
+the stand-in is too:
+
+- `openReport(filename)` and `openReport(profileFilename, debugInfoFilename)` take `str`
+  arguments, positionally (pybind11: no path objects, bytes or keywords); anything else
+  is the TypeError pybind11 raises.
+- `compilation.programs` and `compilation.computeSets` build a new list on each access
+  (pybind11's default for a bound std::vector), counted as `("programs",)` and
+  `("computeSets",)`. `computeSets` is a list indexed by compute set id; an id the JSON
+  does not have raises IndexError, as an index past a list's end does.
+- A report's parts stay usable only while the Report object itself is referenced (the
+  C++ report owns them): once it is garbage collected, reading `programs`,
+  `computeSets`, `codeBytesByTile`, `vertices` or `computeset` raises RuntimeError.
+- An `OnTileExecute` program carries `computeset` (the ComputeSet object it executes)
+  when its JSON entry gives the compute set's id as `"computeset"` (and the JSON has
+  that compute set); other programs have no such attribute.
+- `"target": {"numTiles": T, "numIPUs": I}` serves `compilation.target`; without it the
+  report has no `target`. `report.version` is the format version (stand-in: 1.0.0).
+- `"_test_numbers": "numpy-like"` serves program ids and `codeBytesByTile` entries as
+  `NumpyLikeInt`: integral, comparable and hashable like an int, but not an `int` and not
+  JSON-serialisable (as numpy's uint64 scalars are), so tests can prove every number pva
+  gives is turned into a Python int before it reaches a summary.
 """
 
 import collections
@@ -30,6 +53,7 @@ import enum
 import json
 import os
 import signal
+import weakref
 
 __version__ = "3.3.0+stand-in"
 
@@ -43,6 +67,73 @@ def reset_access_counts():
 
 class OpenReportError(Exception):
     """Raised by openReport when the report cannot be opened (as the real pva raises)."""
+
+
+class NumpyLikeInt:
+    """An integral value that is not an int: what numpy's uint64 scalar is to Python."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value):
+        self._value = int(value)
+
+    def __index__(self):
+        return self._value
+
+    def __int__(self):
+        return self._value
+
+    def __float__(self):
+        return float(self._value)
+
+    def __hash__(self):
+        return hash(self._value)
+
+    def __eq__(self, other):
+        return self._value == _plain(other)
+
+    def __ne__(self, other):
+        return self._value != _plain(other)
+
+    def __lt__(self, other):
+        return self._value < _plain(other)
+
+    def __le__(self, other):
+        return self._value <= _plain(other)
+
+    def __gt__(self, other):
+        return self._value > _plain(other)
+
+    def __ge__(self, other):
+        return self._value >= _plain(other)
+
+    def __add__(self, other):
+        return NumpyLikeInt(self._value + _plain(other))
+
+    __radd__ = __add__
+
+    def __truediv__(self, other):
+        return self._value / _plain(other)
+
+    def __repr__(self):
+        return "numpy_like({})".format(self._value)
+
+
+def _plain(value):
+    return value._value if isinstance(value, NumpyLikeInt) else value
+
+
+class _Owner:
+    """What a report's parts keep of it: a weak reference, as a view into C++ memory that
+    the report owns (pybind11 without keep_alive)."""
+
+    def __init__(self):
+        self.report = None
+
+    def check(self, what):
+        if self.report is None or self.report() is None:
+            raise RuntimeError("{}: the report this came from has been destroyed (keep the "
+                               "Report object referenced while its parts are used)".format(what))
 
 
 class Program:
@@ -73,16 +164,26 @@ class Program:
         def __repr__(self):
             return "<Type.???: {!r}>".format(self._stored_name)
 
-    def __init__(self, id_, name, type_, code_bytes):
+    def __init__(self, id_, name, type_, code_bytes, owner=None, compute_set=None):
         self._id = id_
         self.name = name
         self.type = type_
         self._code_bytes = tuple(code_bytes)
+        self._owner = owner if owner is not None else _Owner()
+        self._compute_set = compute_set
 
     @property
     def codeBytesByTile(self):
-        access_counts[("codeBytesByTile", self._id)] += 1
+        self._owner.check("codeBytesByTile")
+        access_counts[("codeBytesByTile", int(self._id))] += 1
         return list(self._code_bytes)
+
+    def __getattr__(self, name):
+        # Only an OnTileExecute program whose JSON names its compute set has `computeset`.
+        if name == "computeset" and self.__dict__.get("_compute_set") is not None:
+            self._owner.check("computeset")
+            return self._compute_set
+        raise AttributeError("'pva.Program' object has no attribute {!r}".format(name))
 
     def __repr__(self):
         return "<pva.Program {} {} {!r}>".format(self._id, self.type.name, self.name)
@@ -103,13 +204,15 @@ class Vertex:
 
 
 class ComputeSet:
-    def __init__(self, id_, name, vertex_names):
+    def __init__(self, id_, name, vertex_names, owner=None):
         self._id = id_
         self.name = name
         self._vertex_names = tuple(vertex_names)
+        self._owner = owner if owner is not None else _Owner()
 
     @property
     def vertices(self):
+        self._owner.check("vertices")
         access_counts[("vertices", self._id)] += 1
         return [Vertex(name) for name in self._vertex_names]
 
@@ -117,39 +220,58 @@ class ComputeSet:
         return "<pva.ComputeSet {} {!r}>".format(self._id, self.name)
 
 
-class ComputeSets:
-    """Indexable by compute set id. Ids may be sparse: indexing an id the report does not
-    have raises IndexError, as an out-of-range index of a sequence does. len() is the
-    largest id + 1; iteration yields the compute sets that exist, in id order."""
+class ComputeSets(list):
+    """The list `compilation.computeSets` gives: index i is the compute set with id i.
+    Ids may be sparse in the JSON: indexing an id it does not have raises IndexError, as
+    an index past a list's end does (negative indices count from the end, as in any
+    list); iteration yields the compute sets that exist, in id order."""
 
     def __init__(self, by_id):
-        self._by_id = dict(by_id)
-        self._length = max(self._by_id) + 1 if self._by_id else 0
-
-    def __len__(self):
-        return self._length
+        length = max(by_id) + 1 if by_id else 0
+        super().__init__(by_id.get(index) for index in range(length))
 
     def __getitem__(self, index):
         if not isinstance(index, int) or isinstance(index, bool):
-            raise TypeError("compute set indices must be integers, not {}".format(
+            raise TypeError("list indices must be integers or slices, not {}".format(
                 type(index).__name__))
-        if index < 0:
-            index += self._length
-        try:
-            return self._by_id[index]
-        except KeyError:
+        found = super().__getitem__(index)
+        if found is None:
             raise IndexError("compute set index {} out of range (the report has no compute "
                              "set with that id)".format(index))
+        return found
 
     def __iter__(self):
-        for index in sorted(self._by_id):
-            yield self._by_id[index]
+        return (entry for entry in super().__iter__() if entry is not None)
+
+
+class Target:
+    def __init__(self, tiles, ipus):
+        self.numTiles = tiles
+        self.numIPUs = ipus
+        self.tilesPerIpu = tiles // ipus if ipus else 0
 
 
 class Compilation:
-    def __init__(self, programs, compute_sets):
-        self.programs = programs
-        self.computeSets = compute_sets
+    def __init__(self, programs, compute_sets, owner, target=None):
+        self._programs = tuple(programs)
+        self._compute_sets = dict(compute_sets)
+        self._owner = owner
+        if target is not None:
+            self.target = target
+
+    @property
+    def programs(self):
+        """A new list on every access, as pybind11 returns a bound vector."""
+        self._owner.check("programs")
+        access_counts[("programs",)] += 1
+        return list(self._programs)
+
+    @property
+    def computeSets(self):
+        """A new list on every access, as pybind11 returns a bound vector."""
+        self._owner.check("computeSets")
+        access_counts[("computeSets",)] += 1
+        return ComputeSets(self._compute_sets)
 
 
 class PoplarVersion:
@@ -159,10 +281,19 @@ class PoplarVersion:
     point = 0
 
 
+class ProfileReportVersion:
+    major = 1
+    minor = 0
+    point = 0
+    isUnstableFormat = False
+
+
 class Report:
-    def __init__(self, compilation):
+    def __init__(self, compilation, owner):
         self.compilation = compilation
         self.poplarVersion = PoplarVersion()
+        self.version = ProfileReportVersion()
+        owner.report = weakref.ref(self)
 
 
 def _load(path):
@@ -177,6 +308,15 @@ def _load(path):
         os.kill(os.getpid(), getattr(signal, crash))
     if data.get("_test_open_error"):  # a C++ exception, as pybind11 hands it to Python
         raise RuntimeError(data["_test_open_error"])
+    owner = _Owner()
+    number = NumpyLikeInt if data.get("_test_numbers") == "numpy-like" else int
+    compute_sets = {}
+    for entry in data["computeSets"]:
+        index = int(entry["id"])
+        if index < 0 or index in compute_sets:
+            raise ValueError("bad or repeated compute set id {}".format(index))
+        compute_sets[index] = ComputeSet(index, str(entry["name"]),
+                                         [str(name) for name in entry["vertices"]], owner)
     programs = []
     for entry in data["programs"]:
         type_name = entry["type"]
@@ -188,20 +328,31 @@ def _load(path):
         if not all(isinstance(value, int) for value in code_bytes):
             raise ValueError("codeBytesByTile of program {} is not a list of ints".format(
                 entry["id"]))
-        programs.append(Program(int(entry["id"]), str(entry["name"]), type_, code_bytes))
-    compute_sets = {}
-    for entry in data["computeSets"]:
-        index = int(entry["id"])
-        if index < 0 or index in compute_sets:
-            raise ValueError("bad or repeated compute set id {}".format(index))
-        compute_sets[index] = ComputeSet(index, str(entry["name"]),
-                                         [str(name) for name in entry["vertices"]])
-    return Report(Compilation(tuple(programs), ComputeSets(compute_sets)))
+        compute_set = None
+        if "computeset" in entry and type_ is Program.Type.OnTileExecute:
+            # A compute set the JSON lacks (a test removed it): no computeset either.
+            compute_set = compute_sets.get(int(entry["computeset"]))
+        programs.append(Program(number(entry["id"]), str(entry["name"]), type_,
+                                [number(value) for value in code_bytes], owner, compute_set))
+    target = data.get("target")
+    if target is not None:
+        target = Target(int(target["numTiles"]), int(target["numIPUs"]))
+    return Report(Compilation(programs, compute_sets, owner, target), owner)
 
 
-def openReport(profile, debug_cbor=None):
-    """Open the report at `profile` (a path); `debug_cbor` is accepted and ignored."""
-    path = os.fspath(profile)
+_SIGNATURES = ("openReport(): incompatible function arguments. The following argument "
+               "types are supported:\n    1. (filename: str) -> pva::Report\n    2. "
+               "(profileFilename: str, debugInfoFilename: str) -> pva::Report\n\n"
+               "Invoked with: ")
+
+
+def openReport(*args, **kwargs):
+    """Open the report at `args[0]`; a second argument (the debug information file) is
+    accepted and ignored. Only positional `str` arguments, as pybind11 binds them."""
+    if kwargs or not 1 <= len(args) <= 2 or not all(type(a) is str for a in args):
+        raise TypeError(_SIGNATURES + ", ".join([repr(a) for a in args] + [
+            "{}={!r}".format(k, v) for k, v in kwargs.items()]))
+    path = args[0]
     try:
         if not os.path.isfile(path):
             raise FileNotFoundError("no such file")

@@ -1,0 +1,147 @@
+"""What lies beside the summaries of a batch: its index (which profiles failed, and
+with what warnings) and the blocks.json files (blocks-spec.md), read for the report.
+
+An index is looked for in each folder argument itself (`OUTDIR/index.jsonl`, and the
+shards' `index-shard-K-of-N.jsonl`), as `extract PATH... -o OUTDIR` leaves it; a summary
+file given alone has none. A blocks.json is read where it sits beside a recording's
+summary.json; one that is not as blocks-spec.md describes is an error naming it.
+"""
+
+import json
+from pathlib import Path
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from ..batch.index import latest_by_output, read_entries
+from ..errors import ExtractorError
+from ..files import NotRegular, read_regular
+
+BLOCKS_NAME = "blocks.json"
+FAILED = "failed"
+
+
+class BlocksFileError(ExtractorError):
+    """A blocks.json beside a summary is not as blocks-spec.md describes it."""
+
+
+class Failure(NamedTuple):
+    profile: str
+    reason: str
+
+
+class Warned(NamedTuple):
+    profile: str
+    warnings: Tuple[str, ...]
+
+
+class IndexFacts(NamedTuple):
+    """What the indexes of the folder arguments say, over all of them."""
+
+    indexes: int  # how many index files were read
+    profiles: int  # how many profiles they list (their latest line each)
+    failures: List[Failure]
+    warned: List[Warned]
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def read_index_facts(arguments: Sequence) -> IndexFacts:
+    """The failures and warnings the index files of the folder arguments list (each
+    summary's latest line: a profile that failed once and was extracted since is not
+    failed). Unreadable or torn lines are passed over, as the batch itself does."""
+    indexes = profiles = 0
+    failures: List[Failure] = []
+    warned: List[Warned] = []
+    for argument in arguments:
+        folder = Path(argument)
+        if not folder.is_dir():
+            continue
+        entries = []
+        for path in sorted(folder.glob("index*.jsonl")):
+            indexes += 1
+            entries.extend(read_entries(path))
+        latest = latest_by_output(entries, folder)
+        for _key, entry in sorted(latest.items(), key=lambda item: str(item[0][1])):
+            profiles += 1
+            profile = _text(entry["profile"])
+            if entry.get("status") == FAILED:
+                failures.append(Failure(profile, _text(entry.get("reason", "(no reason given)"))))
+            warnings = entry.get("warnings")
+            if isinstance(warnings, list) and warnings:
+                warned.append(Warned(profile, tuple(_text(w) for w in warnings)))
+    return IndexFacts(indexes, profiles, failures, warned)
+
+
+# ---- blocks.json -------------------------------------------------------------------
+
+
+class Body(NamedTuple):
+    run: int
+    block: int
+    cycles: Dict[str, Optional[int]]
+    total: Optional[int]
+
+
+class Blocks(NamedTuple):
+    """A blocks.json, as far as the heat map needs it."""
+
+    path: Path
+    stages: List[str]  # the file's "stages", in order
+    bodies: List[Body]
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _whole_or_null(value) -> bool:
+    return value is None or _is_int(value)
+
+
+def read_blocks(summary_path: Path) -> Optional[Blocks]:
+    """The blocks.json beside `summary_path`, or None when there is none.
+    BlocksFileError when it is there but cannot be read or is not a blocks file."""
+    path = Path(summary_path).parent / BLOCKS_NAME
+    if not path.exists() and not path.is_symlink():
+        return None
+
+    def fail(problem: str):
+        raise BlocksFileError(path, problem)
+
+    try:
+        raw = read_regular(path)
+    except NotRegular as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail("cannot read: {}".format(exc.strerror or exc))
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        fail("not a blocks file: not UTF-8 text")
+    except ValueError as exc:
+        fail("not a blocks file: not JSON ({})".format(exc))
+    except RecursionError:
+        fail("not a blocks file: nested too deeply")
+    if not isinstance(data, dict):
+        fail("not a blocks file: a JSON {} where it is an object".format(
+            type(data).__name__))
+    stages = data.get("stages")
+    if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
+        fail("not a blocks file: 'stages' is not a list of labels")
+    blocks = data.get("blocks")
+    if not isinstance(blocks, list):
+        fail("not a blocks file: 'blocks' is not a list")
+    bodies = []
+    for number, body in enumerate(blocks):
+        cycles = body.get("cycles") if isinstance(body, dict) else None
+        if not (isinstance(body, dict) and _is_int(body.get("run"))
+                and _is_int(body.get("block")) and isinstance(cycles, dict)
+                and all(isinstance(k, str) and _whole_or_null(v) for k, v in cycles.items())
+                and _whole_or_null(body.get("total"))):
+            fail("not a blocks file: blocks[{}] is not an object with whole numbers run, "
+                 "block, cycles per label and total".format(number))
+        per_stage: Dict[str, Optional[int]] = dict(body["cycles"])
+        bodies.append(Body(body["run"], body["block"], per_stage, body.get("total")))
+    return Blocks(path, list(stages), bodies)
+

@@ -1,0 +1,391 @@
+"""The report page: what it shows (`build_page`), and the HTML (`render_page`), made by
+the Jinja2 templates in templates/ with autoescaping on, so that every label and name
+from a profile reaches the page as text, never as markup.
+
+The page is one file: styles, the SVG chart and the sorting script are inline, and
+nothing is fetched (no fonts, no images, no framework). Every number is in the HTML
+itself; the script only reorders rows, so the page reads the same with scripts off.
+"""
+
+import math
+from datetime import datetime, timezone
+from typing import Dict, List, NamedTuple, Optional, Sequence
+
+from .. import __version__
+from ..compare.comparison import percent_change
+from ..metrics import (ALLOCATED_MEMORY, DEVICE_SPAN, DEVICE_SPAN_MEAN, EXCHANGE_MEMORY,
+                       QKV_EXECUTIONS, STAGE, STAGES_TOTAL, device_span_metric, metrics)
+from .batchinfo import Blocks, IndexFacts, read_blocks
+
+EXCHANGE_MEMORY_MAX = EXCHANGE_MEMORY + "max"
+ALLOCATED_MEMORY_MAX = ALLOCATED_MEMORY + "max"
+DEFAULT_TITLE = "extract report"
+# Device spans get a column each up to this many; a recording with more still has its
+# mean (and every span in `extract table`).
+MAX_SPAN_COLUMNS = 16
+ABSENT = "\u2014"  # an em dash
+
+# Stage colours (Okabe and Ito's palette, told apart with colour-blindness too); the
+# stages take them in order of appearance, a stage beyond them starts again.
+STAGE_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
+                 "#F0E442", "#999999", "#000000", "#8C564B")
+HEAT_LEVELS = 9  # heat map shades, from the column's least cycles (0) to its most (8)
+# A heat map shows at most this many blocks (rows): a profile recording many inferences
+# would otherwise make the page too big to open. The shades and the slowest block are
+# still worked out over them all, and the slowest is shown even beyond the limit.
+MAX_HEAT_ROWS = 200
+
+
+# ---- the table -----------------------------------------------------------------------
+
+
+class Column(NamedTuple):
+    metric: str
+    heading: str
+    lower_is_better: bool  # False: a change is only "changed" (QKV executions)
+
+
+class Change(NamedTuple):
+    verdict: str  # "worse", "better", "same", "changed"
+    symbol: str  # told apart without colour: up (worse), down (better), =, not equal
+    text: str  # "+3.2%", or the difference when there is no percentage
+
+
+class Cell(NamedTuple):
+    value: Optional[float]
+    text: str
+    change: Optional[Change]
+
+
+class TableRow(NamedTuple):
+    label: str
+    profile: str
+    is_baseline: bool
+    cells: List[Cell]
+
+
+VERDICT_SYMBOLS = {"worse": "\u25b2", "better": "\u25bc", "same": "=", "changed": "\u2260"}
+VERDICT_WORDS = {"worse": "worse than the baseline", "better": "better than the baseline",
+                 "same": "as the baseline", "changed": "differs from the baseline"}
+
+
+def number_text(value) -> str:
+    if value is None:
+        return ABSENT
+    if isinstance(value, float):
+        return "{:,.1f}".format(value)
+    return "{:,}".format(value)
+
+
+def change(value, baseline, lower_is_better: bool) -> Optional[Change]:
+    """How `value` differs from the baseline's, or None when either is missing."""
+    if value is None or baseline is None:
+        return None
+    difference = value - baseline
+    if difference == 0:
+        verdict = "same"
+    elif not lower_is_better:
+        verdict = "changed"
+    else:
+        verdict = "worse" if difference > 0 else "better"
+    percent = percent_change(value, baseline)
+    if percent is not None:
+        text = "{:+.1f}%".format(percent)
+    else:  # the baseline is 0
+        text = "{:+,}".format(difference) if isinstance(difference, int) else \
+            "{:+,.1f}".format(difference)
+    return Change(verdict, VERDICT_SYMBOLS[verdict], text)
+
+
+def columns_for(metric_maps: Sequence[Dict]) -> List[Column]:
+    """The table's columns: the stages in order of first appearance, their total, each
+    device span and their mean, QKV executions, the two memories' max."""
+    stages: Dict[str, None] = {}
+    spans = 0
+    for found in metric_maps:
+        for name in found:
+            if name.startswith(STAGE):
+                stages.setdefault(name, None)
+            elif name.startswith(DEVICE_SPAN) and name[len(DEVICE_SPAN):].isdigit():
+                spans = max(spans, int(name[len(DEVICE_SPAN):]))
+    columns = [Column(name, name[len(STAGE):], True) for name in stages]
+    columns.append(Column(STAGES_TOTAL, "stages total", True))
+    columns.extend(Column(device_span_metric(n), "device span {}".format(n), True)
+                   for n in range(1, min(spans, MAX_SPAN_COLUMNS) + 1))
+    columns.append(Column(DEVICE_SPAN_MEAN, "device span mean", True))
+    columns.append(Column(QKV_EXECUTIONS, "QKV executions", False))
+    columns.append(Column(EXCHANGE_MEMORY_MAX, "exchange memory max", True))
+    columns.append(Column(ALLOCATED_MEMORY_MAX, "allocated memory max",
+                          True))
+    return columns
+
+
+# ---- the chart -----------------------------------------------------------------------
+
+
+class Segment(NamedTuple):
+    stage: str
+    colour: int
+    x: float
+    width: float
+    cycles: str
+    share: str
+
+
+class Bar(NamedTuple):
+    label: str
+    short_label: str
+    y: float
+    segments: List[Segment]
+    total: str
+    total_x: float
+
+
+class Tick(NamedTuple):
+    x: float
+    text: str
+
+
+class Chart(NamedTuple):
+    width: int
+    height: float
+    plot_left: int
+    plot_width: int
+    bar_height: int
+    top: int
+    ticks: List[Tick]
+    legend: List[Segment]  # one per stage: its label and colour
+    bars: List[Bar]
+
+
+LABEL_WIDTH, PLOT_WIDTH, RIGHT_MARGIN = 240, 620, 110
+BAR_HEIGHT, BAR_GAP, CHART_TOP = 12, 5, 26
+LABEL_CHARACTERS = 34
+
+
+def _short(label: str, limit: int = LABEL_CHARACTERS) -> str:
+    return label if len(label) <= limit else "\u2026" + label[-(limit - 1):]
+
+
+def _tick_step(largest: float) -> float:
+    raw = largest / 5.0
+    magnitude = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        if factor * magnitude >= raw:
+            return factor * magnitude
+    return 10 * magnitude
+
+
+def build_chart(rows: Sequence, stage_names: Sequence[str],
+                stage_cycles: Sequence[Dict[str, Optional[int]]]) -> Chart:
+    """Horizontal stacked bars, one per recording (in the table's order): its stages'
+    cycles end to end, on one scale. The chart grows one bar's height per recording."""
+    colours = {stage: index % len(STAGE_COLOURS) for index, stage in enumerate(stage_names)}
+    totals = [sum(v for v in cycles.values() if v) for cycles in stage_cycles]
+    largest = max(totals + [0])
+    scale = PLOT_WIDTH / float(largest) if largest > 0 else 0.0
+    bars = []
+    for index, (row, cycles, total) in enumerate(zip(rows, stage_cycles, totals)):
+        y = CHART_TOP + index * (BAR_HEIGHT + BAR_GAP)
+        x = float(LABEL_WIDTH)
+        segments = []
+        for stage in stage_names:
+            value = cycles.get(stage)
+            if not value or value < 0:
+                continue
+            width = value * scale
+            share = "{:.1f}%".format(100.0 * value / total) if total else ""
+            segments.append(Segment(stage, colours[stage], round(x, 2), round(width, 2),
+                                    number_text(value), share))
+            x += width
+        bars.append(Bar(row.label, _short(row.label), y, segments, number_text(total),
+                        round(x + 4, 2)))
+    ticks = []
+    if largest > 0:
+        step = _tick_step(largest)
+        at = 0.0
+        while at <= largest * 1.0001:
+            ticks.append(Tick(round(LABEL_WIDTH + at * scale, 2), _tick_text(at)))
+            at += step
+    legend = [Segment(stage, colours[stage], 0, 0, "", "") for stage in stage_names]
+    height = CHART_TOP + len(rows) * (BAR_HEIGHT + BAR_GAP) + 6
+    return Chart(LABEL_WIDTH + PLOT_WIDTH + RIGHT_MARGIN, height, LABEL_WIDTH, PLOT_WIDTH,
+                 BAR_HEIGHT, CHART_TOP, ticks, legend, bars)
+
+
+def _tick_text(value: float) -> str:
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= size:
+            return "{:g}{}".format(round(value / size, 3), suffix)
+    return "{:g}".format(value)
+
+
+# ---- the heat maps -------------------------------------------------------------------
+
+
+class HeatCell(NamedTuple):
+    text: str
+    level: Optional[int]  # None: no kernel rows of that stage in the block
+
+
+class HeatRow(NamedTuple):
+    run: int
+    block: int
+    cells: List[HeatCell]
+    slowest: bool  # the body with the largest total
+
+
+class HeatMap(NamedTuple):
+    label: str
+    path: str
+    columns: List[str]  # the stages that have cycles in some block, then "total"
+    rows: List[HeatRow]
+    slowest: Optional[str]  # "run 1, block 11: 123,456 cycles"
+    bodies: int  # how many blocks the file has
+    first_shown: int  # the rows show the first this many (MAX_HEAT_ROWS), and the slowest
+
+
+def build_heat_map(label: str, blocks: Blocks) -> HeatMap:
+    """Blocks by stages: each cell shaded by where it falls between its column's least
+    and most cycles, so that the slow block of each stage stands out."""
+    present = [s for s in blocks.stages if any(b.cycles.get(s) is not None
+                                               for b in blocks.bodies)]
+    present += sorted({s for b in blocks.bodies for s in b.cycles} - set(present)
+                      - set(blocks.stages))
+    table = [[body.cycles.get(stage) for stage in present] + [body.total]
+             for body in blocks.bodies]
+    columns = present + ["total"]
+    ranges = []
+    for index in range(len(columns)):
+        known: List[int] = []
+        for row in table:
+            cell = row[index]
+            if cell is not None:
+                known.append(cell)
+        ranges.append((min(known), max(known)) if known else (0, 0))
+    totals = [body.total for body in blocks.bodies if body.total is not None]
+    slowest_total = max(totals) if totals else None
+    slowest_index = next((i for i, body in enumerate(blocks.bodies)
+                          if body.total == slowest_total), None) if totals else None
+    rows = []
+    for index, (body, values) in enumerate(zip(blocks.bodies, table)):
+        if index >= MAX_HEAT_ROWS and index != slowest_index:
+            continue
+        cells = []
+        for value, (low, high) in zip(values, ranges):
+            if value is None:
+                cells.append(HeatCell(ABSENT, None))
+                continue
+            level = 0 if high == low else round((HEAT_LEVELS - 1) * (value - low)
+                                                / float(high - low))
+            cells.append(HeatCell(number_text(value), level))
+        rows.append(HeatRow(body.run, body.block, cells, index == slowest_index))
+    slowest = None
+    if slowest_index is not None:
+        body = blocks.bodies[slowest_index]
+        slowest = "run {}, block {}: {} cycles".format(body.run, body.block,
+                                                       number_text(body.total))
+    return HeatMap(label, str(blocks.path), columns, rows, slowest, len(blocks.bodies),
+                   min(len(blocks.bodies), MAX_HEAT_ROWS))
+
+
+# ---- budget checks -------------------------------------------------------------------
+
+
+class CheckLine(NamedTuple):
+    recording: str
+    metric: str
+    pattern: str
+    budget: str
+    baseline: str
+    value: str
+    limit: str
+    status: str
+
+
+CHECK_STATUSES = ("fail", "missing", "ok", "skipped")
+STATUS_SYMBOLS = {"ok": "\u2714", "fail": "\u2718", "missing": "?", "skipped": "\u2013"}
+
+
+def check_lines(checks) -> List[CheckLine]:
+    """Budget checks (extract compare --budget's; any objects with its fields) as text."""
+    lines = []
+    for check in checks:
+        recording = check.recording
+        recording = getattr(recording, "label", recording)
+        lines.append(CheckLine(str(recording), str(check.metric), str(check.pattern),
+                               str(check.budget), number_text(check.baseline),
+                               number_text(check.value), number_text(check.limit),
+                               str(check.status)))
+    return lines
+
+
+# ---- the page ------------------------------------------------------------------------
+
+
+class Page(NamedTuple):
+    title: str
+    made_at: str
+    version: str
+    recordings: int
+    baseline: str
+    batch: IndexFacts
+    columns: List[Column]
+    rows: List[TableRow]
+    chart: Chart
+    heat_maps: List[HeatMap]
+    checks: Optional[List[CheckLine]]  # None: no --budget
+    check_counts: Dict[str, int]
+    stage_colours: Sequence[str]
+    heat_levels: int
+    verdict_symbols: Dict[str, str]
+    verdict_words: Dict[str, str]
+    status_symbols: Dict[str, str]
+
+
+def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
+               title: Optional[str] = None, checks=None, made_at: Optional[datetime] = None
+               ) -> Page:
+    """What the page shows. `recordings`: compare's Recording objects, in order;
+    `baseline`: the index of the one changes are measured against; `checks`: budget
+    checks (or None without a budget)."""
+    found = [metrics(r.summary) for r in recordings]
+    columns = columns_for(found)
+    base = found[baseline]
+    rows = []
+    for number, (recording, values) in enumerate(zip(recordings, found)):
+        cells = []
+        for column in columns:
+            value = values.get(column.metric)
+            delta = None if number == baseline else change(
+                value, base.get(column.metric), column.lower_is_better)
+            cells.append(Cell(value, number_text(value), delta))
+        rows.append(TableRow(recording.label, recording.summary.profile, number == baseline,
+                             cells))
+    stage_names = [c.heading for c in columns if c.metric.startswith(STAGE)]
+    chart = build_chart(rows, stage_names, [r.summary.stage_cycles() for r in recordings])
+    heat_maps = []
+    for recording in recordings:
+        blocks = read_blocks(recording.path)
+        if blocks is not None:
+            heat_maps.append(build_heat_map(recording.label, blocks))
+    lines = None if checks is None else check_lines(checks)
+    counts = {status: sum(1 for line in lines or () if line.status == status)
+              for status in CHECK_STATUSES}
+    made = made_at or datetime.now(timezone.utc)
+    return Page(title or DEFAULT_TITLE, made.strftime("%Y-%m-%d %H:%M:%S UTC"), __version__,
+                len(recordings), recordings[baseline].label, index, columns, rows, chart,
+                heat_maps, lines, counts, STAGE_COLOURS, HEAT_LEVELS, VERDICT_SYMBOLS,
+                VERDICT_WORDS, STATUS_SYMBOLS)
+
+
+def render_page(page: Page) -> bytes:
+    """The page's HTML, UTF-8 (a lone surrogate in a name written as \\udXXX)."""
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("extractor.report", "templates"),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+        lstrip_blocks=True)
+    text = environment.get_template("report.html.j2").render(page=page)
+    return text.encode("utf-8", "backslashreplace")

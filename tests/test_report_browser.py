@@ -1,0 +1,165 @@
+"""The report in a real browser: Debian's Chromium (/usr/bin/chromium, which .ci/run
+installs), headless, driven by Playwright for Python (its own browsers are never
+downloaded: `playwright install` is not run). Chromium is required: without it these
+tests fail, they do not skip.
+
+The page is made through the real CLI (in-process); the browser loads it from file://.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from conftest import invoke_extract
+from reportpage import A, B, write_summary
+from test_report import batch, blocks_file
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert CHROMIUM.exists(), (
+        "{} is missing: the report's browser tests need Debian's chromium package "
+        "(apt-get install chromium; .ci/run installs it)".format(CHROMIUM))
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                              args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Loaded:
+    """A page loaded from a file, with every request and console message it made."""
+
+    def __init__(self, browser, path: Path, scripts: bool = True):
+        self.context = browser.new_context(java_script_enabled=scripts)
+        self.page = self.context.new_page()
+        self.requests, self.console, self.errors = [], [], []
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("console", lambda message: self.console.append(
+            (message.type, message.text)))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.url = path.resolve().as_uri()
+        self.page.goto(self.url, wait_until="load")
+
+    def close(self):
+        self.context.close()
+
+    def labels(self):
+        return self.page.eval_on_selector_all(
+            "#recordings tbody tr", "rows => rows.map(r => r.cells[0].dataset.s)")
+
+
+def make_report(folder: Path, *args) -> Path:
+    target = folder / "report.html"
+    result = invoke_extract("report", *(list(args) + ["-o", target]), pva=False)
+    assert result.code == 0, result
+    return target
+
+
+@pytest.fixture(scope="module")
+def batch_report(tmp_path_factory):
+    """The page of a batch: 1-golden, 2-variant (with a blocks.json), 3-small, and an
+    index with a failure (test_report.batch)."""
+    folder = tmp_path_factory.mktemp("batch")
+    out = batch(folder)
+    blocks_file(out / "2-variant")
+    return make_report(folder, out)
+
+
+HOSTILE = '</script><script>window.pwned = 1</script><img src=x onerror="window.pwned=2">'
+
+
+@pytest.fixture(scope="module")
+def odd_report(tmp_path_factory):
+    """Three recordings: A under a hostile label, one with no kernels, B."""
+    folder = tmp_path_factory.mktemp("odd")
+
+    def no_kernels(data):
+        data["kernels"] = []
+    empty = write_summary(folder / "empty", A, no_kernels)
+    return make_report(folder, A, empty, B, "--label", HOSTILE, "--label", "empty",
+                       "--label", "b")
+
+
+@pytest.fixture
+def loaded(browser, batch_report):
+    opened = Loaded(browser, batch_report)
+    yield opened
+    opened.close()
+
+
+def test_loads_offline_with_no_error(loaded):
+    page = loaded.page
+    assert loaded.requests == [loaded.url]  # the page itself, nothing else
+    assert loaded.errors == []
+    assert [m for m in loaded.console if m[0] in ("error", "warning")] == []
+    assert page.locator("#recordings tbody tr").count() == 3
+    assert page.locator("svg.chart g.bar").count() == 3
+    assert page.locator("svg.chart g.bar rect").count() == 18
+    assert page.locator("#heat-maps table.heat tbody tr").count() == 6
+    assert page.locator("table.failures tbody tr").count() == 1
+    assert page.locator("#sort-hint").is_visible()  # the script ran
+    # the chart is drawn: the golden bar (its label, its stages, its total) is wider
+    # than the plot (620 px)
+    width = page.eval_on_selector("svg.chart g.bar", "g => g.getBBox().width")
+    assert width > 620
+
+
+def test_clicking_a_heading_sorts_and_again_reverses(loaded):
+    page = loaded.page
+    assert loaded.labels() == ["1-golden", "2-variant", "3-small"]
+    heading = page.locator("#recordings thead th", has_text="stages total")
+    heading.locator("button").click()
+    # totals by hand: 3-small 147159, 2-variant 156220, 1-golden 173253
+    assert loaded.labels() == ["3-small", "2-variant", "1-golden"]
+    assert heading.get_attribute("aria-sort") == "ascending"
+    heading.locator("button").click()
+    assert loaded.labels() == ["1-golden", "2-variant", "3-small"]
+    assert heading.get_attribute("aria-sort") == "descending"
+    # PV: 1-golden 12900, 3-small 12900, 2-variant 14190 (ties keep their order)
+    page.locator("#recordings thead th", has_text="PV").locator("button").click()
+    assert loaded.labels() == ["1-golden", "3-small", "2-variant"]
+    assert heading.get_attribute("aria-sort") is None
+    page.locator("#recordings thead th", has_text="recording").locator("button").click()
+    page.locator("#recordings thead th", has_text="recording").locator("button").click()
+    assert loaded.labels() == ["3-small", "2-variant", "1-golden"]
+    assert loaded.errors == [] and loaded.requests == [loaded.url]
+
+
+def test_hostile_label_stays_text_and_missing_values_sort_last(browser, odd_report):
+    opened = Loaded(browser, odd_report)
+    try:
+        page = opened.page
+        assert page.evaluate("typeof window.pwned") == "undefined"
+        assert page.locator("img").count() == 0
+        assert opened.labels() == [HOSTILE, "empty", "b"]
+        heading = page.locator("#recordings thead th", has_text="stages total")
+        heading.locator("button").click()
+        assert opened.labels() == ["b", HOSTILE, "empty"]
+        heading.locator("button").click()
+        assert opened.labels() == [HOSTILE, "b", "empty"]
+        assert opened.requests == [opened.url] and opened.errors == []
+    finally:
+        opened.close()
+
+
+def test_readable_with_scripts_off(browser, batch_report):
+    opened = Loaded(browser, batch_report, scripts=False)
+    try:
+        page = opened.page
+        assert page.locator("#recordings tbody tr").count() == 3
+        assert page.locator("#recordings thead button").count() == 0
+        assert not page.locator("#sort-hint").is_visible()
+        assert "\u25bc -9.8%" in page.locator("#recordings tbody tr").nth(1).inner_text()
+        assert page.locator("svg.chart g.bar").count() == 3
+        assert page.locator("#heat-maps table.heat").is_visible()
+        assert opened.requests == [opened.url]
+    finally:
+        opened.close()
