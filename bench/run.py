@@ -3,11 +3,13 @@
     python bench/run.py            # full size
     python bench/run.py --smoke    # reduced size, a couple of minutes: that they work (CI)
     python bench/run.py --baseline REV   # bench/size.py also times extract as at REV
+    python bench/run.py --only blocks    # one of them (size, batch, report, blocks)
 
 Runs bench/size.py (extract on big profiles against the SQL floor) and, when they are
-there, bench/batch.py (a batch with --jobs 2 against --jobs 1) and bench/report.py
-(extract report over 400 recordings, and Chromium rendering it). Exit 0 when every
-benchmark ran.
+there, bench/batch.py (a batch with --jobs 2 against --jobs 1), bench/report.py
+(extract report over 400 recordings, and Chromium rendering it) and bench/blocks.py
+(`extract blocks` against `extract --no-pva` on long-trace, a batch with --blocks against
+one without). Exit 0 when every benchmark ran.
 """
 
 import argparse
@@ -17,6 +19,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+
+
+BENCHMARKS = ("size", "batch", "report", "blocks")
 
 
 def load(name: str):
@@ -37,10 +42,12 @@ def main(argv=None) -> int:
                         help="reduced size, no targets: that the benchmarks work")
     parser.add_argument("--baseline", metavar="REV",
                         help="bench/size.py also times extract as committed at REV")
+    parser.add_argument("--only", choices=BENCHMARKS, action="append",
+                        help="run only this benchmark (repeat for several)")
     arguments = parser.parse_args(argv)
     smoke = arguments.smoke
     status = 0
-    for name in ("size", "batch", "report"):
+    for name in arguments.only or BENCHMARKS:
         module = load(name)
         if module is None:
             print("bench/{}.py: not there, skipped".format(name))

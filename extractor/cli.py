@@ -109,6 +109,10 @@ def run(
         False, "--csv",
         help="Also write steps.csv (every step row) and first-body.csv (the first body's "
              "rows) beside each summary.json: same pass, written atomically, RFC 4180."),
+    blocks: bool = typer.Option(
+        False, "--blocks",
+        help="Also write blocks.json (every block of every inference: cycles per stage, "
+             "statistics) beside each summary.json, from the same pass."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and a "
                                                             "batch's last line)."),
     timeout: float = typer.Option(
@@ -132,17 +136,18 @@ def run(
             if jobs is not None or force or shard is not None:
                 _usage("--jobs, --force and --shard are for a batch (a folder or several "
                        "profiles)")
-            _watch_single(paths[0], output or STDOUT, csv, timeout)
+            _watch_single(paths[0], output or STDOUT, csv, timeout, blocks)
             _extract_single(paths[0], output or STDOUT, rules, quiet, use_pva=not no_pva,
-                            csv=csv)
+                            csv=csv, blocks=blocks)
         else:
             _extract_batch(paths, output, rules, jobs, force, shard, quiet,
-                           use_pva=not no_pva, csv=csv, timeout=timeout)
+                           use_pva=not no_pva, csv=csv, timeout=timeout, blocks=blocks)
 
     _report_errors(extract, debug)
 
 
-def _watch_single(profile: Path, output: str, csv: bool, timeout: float) -> None:
+def _watch_single(profile: Path, output: str, csv: bool, timeout: float,
+                  blocks: bool = False) -> None:
     """With a time limit, fork: the child returns and extracts; the parent watches it
     and exits as it does (stopping.py). Without one, extract here, stopped by SIGTERM or
     SIGHUP as by Ctrl-C."""
@@ -162,6 +167,9 @@ def _watch_single(profile: Path, output: str, csv: bool, timeout: float) -> None
     if csv and targets:
         from .steptables import csv_paths
         targets.extend(csv_paths(Path(output).parent))
+    if blocks and targets:
+        from .blocks import blocks_path
+        targets.append(blocks_path(output))
     for target in targets:  # what the killed child was writing
         remove_abandoned(target)
     if outcome.timed_out:
@@ -190,15 +198,29 @@ def _usage(message: str):
 
 
 def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: bool,
-                    csv: bool = False) -> None:
+                    csv: bool = False, blocks: bool = False) -> None:
     if output != STDOUT and _same_file(Path(output), profile):
         _usage("{}: the output would overwrite the profile".format(output))
 
     def warn(extraction) -> None:
         _warn(profile, extraction, quiet)
 
-    if not csv:
+    if not csv and not blocks:
         extract_profile(profile, output, rules, use_pva=use_pva, on_extracted=warn)
+        return
+    if blocks:
+        from .blocks import blocks_path
+
+        if output == STDOUT:
+            _usage("--blocks writes blocks.json beside the summary: give the summary a "
+                   "file with -o FILE, not standard output (or run extract blocks)")
+        beside = blocks_path(output)
+        if _same_file(beside, profile) or os.path.abspath(str(beside)) == \
+                os.path.abspath(output):
+            _usage("{}: --blocks would write blocks.json over it".format(beside))
+    if not csv:
+        extract_profile(profile, output, rules, use_pva=use_pva, blocks=True,
+                        on_extracted=warn)
         return
     from .steptables import csv_paths
 
@@ -209,7 +231,8 @@ def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: boo
     for table in tables:
         if _same_file(table, profile) or os.path.abspath(str(table)) == os.path.abspath(output):
             _usage("{}: --csv would write {} over it".format(table, table.name))
-    extract_profile(profile, output, rules, use_pva=use_pva, csv=True, on_extracted=warn)
+    extract_profile(profile, output, rules, use_pva=use_pva, csv=True, blocks=blocks,
+                    on_extracted=warn)
 
 
 def _warn(profile: Path, extraction, quiet: bool) -> None:
@@ -219,12 +242,12 @@ def _warn(profile: Path, extraction, quiet: bool) -> None:
 
 
 def _extract_batch(paths, output, rules, jobs, force, shard_text, quiet, use_pva,
-                   csv, timeout: float = 0) -> None:
+                   csv, timeout: float = 0, blocks: bool = False) -> None:
     # Imported here: a single profile does not need the batch machinery (multiprocessing
     # and the rest take a tenth of extract's start-up).
     from .batch.run import RunOptions, available_cpus, require_pva, run_batch
     from .batch.shards import parse_shard
-    options = RunOptions(use_pva=use_pva, csv=csv)
+    options = RunOptions(use_pva=use_pva, csv=csv, blocks=blocks)
     from .batch.discover import discover
     from .output import make_folder
     from .batch.progress import PlainReporter, QuietReporter, RichReporter
@@ -335,6 +358,16 @@ class CompareFormat(str, Enum):
     json = "json"
 
 
+class BlockStat(str, Enum):
+    """The names of compare.blockstats.STATS (the CLI must not import it to start)."""
+
+    first = "first"
+    min = "min"
+    median = "median"
+    mean = "mean"
+    max = "max"
+
+
 @app.command("compare")
 def compare_command(
     paths: List[Path] = typer.Argument(
@@ -356,6 +389,11 @@ def compare_command(
         None, "--chart", metavar="FILE.svg",
         help="Also draw the kernel stages as grouped bars, one colour per recording, "
              "to an SVG file."),
+    stat: BlockStat = typer.Option(
+        BlockStat.first, "--stat", case_sensitive=False,
+        help="The stage rows: the first block's cycles (first, from summary.json), or "
+             "that statistic over every block, from the blocks.json beside each "
+             "summary.json (a batch run with --blocks)."),
     budget_file: Optional[Path] = typer.Option(
         None, "--budget", metavar="FILE", readable=False,
         help="A budget file (TOML): how much worse than the first recording each metric "
@@ -378,6 +416,10 @@ def compare_command(
         _usage("--chart {}: only SVG charts are drawn (name the file .svg)".format(chart))
     if junit is not None and budget_file is None:
         _usage("--junit {}: a report of budget checks needs --budget FILE".format(junit))
+    if budget_file is not None and stat is not BlockStat.first:
+        # The budget checks the first block's numbers: they would mark other statistics.
+        _usage("--budget checks the first block's numbers (summary.json): not with "
+               "--stat {}".format(stat.value))
 
     def compare_and_print():
         budget = None
@@ -396,6 +438,12 @@ def compare_command(
             from .budget import check_budget
             checks = check_budget(budget, recordings)
         comparison = compare(recordings, clock_mhz)
+        if stat is not BlockStat.first:
+            from .compare.blockstats import MissingBlocks, over_blocks
+            try:
+                comparison = over_blocks(comparison, stat.value)
+            except MissingBlocks as exc:
+                _usage(str(exc))
         if checks is not None:
             comparison = comparison.with_checks(checks)
         text = FORMATS[output_format.value].render(comparison)
@@ -415,6 +463,69 @@ def compare_command(
                 raise typer.Exit(3)
 
     _report_errors(compare_and_print, debug)
+
+
+class BlocksFormat(str, Enum):
+    """The names of blockformats.BLOCK_FORMATS (the CLI must not import it to start)."""
+
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+
+
+@app.command("blocks", help=(
+    "Every block of every inference: cycles per stage of each body, and statistics.\n\n"
+    "Writes blocks.json (blocks-spec.md), or its CSV, or a markdown table of the "
+    "statistics over the blocks. Reads only SQL (no pva needed)."))
+def blocks_command(
+    profile: Path = typer.Argument(..., metavar="PROFILE", readable=False,
+                                   help="A profile.pop file."),
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", metavar="FILE",
+        help="Where to write ('-' or nothing: standard output). Written atomically."),
+    output_format: BlocksFormat = typer.Option(
+        BlocksFormat.json, "--format", "-f", case_sensitive=False,
+        help="json (blocks.json), csv (one line per block) or markdown (the statistics)."),
+    rules_file: Optional[Path] = typer.Option(
+        None, "--rules", metavar="FILE", readable=False,
+        help="A stage rules TOML file replacing the installed stage_rules.toml."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors."),
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
+):
+    def extract():
+        import tempfile
+
+        from .blockformats import WRITERS, to_markdown
+        from .blocks import extract_blocks
+        from .output import write_output_from
+
+        rules = load_rules(rules_file)
+        target = output or STDOUT
+        if profile.is_dir():
+            raise ProfileError(profile, "is a directory, not a profile")
+        if target != STDOUT and _same_file(Path(target), profile):
+            _usage("{}: the output would overwrite the profile".format(target))
+
+        def warn(result) -> None:
+            if not quiet:
+                for warning in result.warnings:
+                    say("warning", "{}: {}".format(profile, warning))
+
+        if output_format is BlocksFormat.markdown:  # the statistics only
+            result = extract_blocks(profile, rules)
+            warn(result)
+            write_output(target, to_markdown(result.bodies.statistics()))
+            return
+        # Written body by body into a temporary file as the pass goes (a long trace has
+        # tens of thousands), then copied out whole: never a partial output.
+        with tempfile.TemporaryFile() as spool:
+            result = extract_blocks(profile, rules,
+                                    writer=WRITERS[output_format.value](spool))
+            warn(result)
+            spool.seek(0)
+            write_output_from(target, spool)
+
+    _report_errors(extract, debug)
 
 
 class TableFormat(str, Enum):

@@ -330,6 +330,29 @@ def write_output(target, data: bytes) -> None:
         write_atomic(target, data)
 
 
+def write_output_from(target, source, chunk: int = 1 << 20) -> None:
+    """`write_output` of the whole of the binary file `source` (read from where it is),
+    copied a chunk at a time: for an output too large to hold in memory."""
+    if str(target) != STDOUT:
+        import shutil  # here: only this needs it
+
+        with atomic_file(target) as handle:
+            shutil.copyfileobj(source, handle, chunk)
+        return
+    if sys.stdout is None:
+        raise OutputError("<stdout>", "cannot write: standard output is closed")
+    try:
+        while True:
+            data = source.read(chunk)
+            if not data:
+                break
+            sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except OSError as exc:
+        _discard_stdout()
+        raise OutputError("<stdout>", "cannot write: {}".format(exc.strerror or exc)) from exc
+
+
 def _discard_stdout() -> None:
     # What could not be written stays buffered, and Python would try again at exit and
     # print "Exception ignored ... BrokenPipeError": send it to /dev/null instead.

@@ -1,6 +1,7 @@
 """One profile to its files: summarize, render, write atomically (and, with --csv, the
-step tables from the same pass). The one path both `extract PROFILE` and each worker of
-a batch take, so that a summary's bytes never depend on how it was asked for.
+step tables, with --blocks, blocks.json, from the same pass). The one path both
+`extract PROFILE` and each worker of a batch take, so that a summary's bytes never
+depend on how it was asked for.
 """
 
 from typing import Optional
@@ -11,19 +12,21 @@ from .summary import summarize
 
 
 def extract_profile(profile, output, rules, *, use_pva: bool = True, csv: bool = False,
-                    strict: bool = False, profile_label: Optional[str] = None,
+                    blocks: bool = False, strict: bool = False, profile_label: Optional[str] = None,
                     on_extracted=None) -> tuple:
     """Write the summary of `profile` to `output`; return (the `Extraction`, the summary's
     bytes).
 
-    `output`: a file path, or "-" for standard output (not with `csv` nor `strict`).
+    `output`: a file path, or "-" for standard output (not with `csv`, `blocks` nor
+    `strict`).
     `csv`: steps.csv and first-body.csv beside the summary, the three files changing
-    together (`steptables.step_tables_with_summary`). `strict`: `output` is inside a
+    together (`output.atomic_files`). `blocks`: blocks.json beside it, from the same
+    pass (blocks-spec.md), changing with it. `strict`: `output` is inside a
     batch's OUTDIR (`output.replaceable`). `profile_label`: the summary's "profile" value
     (default: the path). `on_extracted(extraction)` is called once the summary is made,
     before anything is written (to print its warnings).
     """
-    if not csv:
+    if not csv and not blocks:
         extraction = summarize(profile, rules, use_pva=use_pva, profile_label=profile_label)
         if on_extracted is not None:
             on_extracted(extraction)
@@ -33,15 +36,38 @@ def extract_profile(profile, output, rules, *, use_pva: bool = True, csv: bool =
         else:
             write_output(output, data)
         return extraction, data
-    # Imported here: a run without --csv does not need it (start-up time).
-    from .steptables import step_tables_with_summary
+    # Imported here: a run without --csv or --blocks does not need them (start-up time).
+    from pathlib import Path
 
-    # The step tables come from the summary's own pass; the three files change together.
-    with step_tables_with_summary(output, strict) as (tables, summary):
-        extraction = summarize(profile, rules, use_pva=use_pva, profile_label=profile_label,
-                               step_sink=tables)
+    from .output import atomic_files
+
+    # The step tables and blocks.json come from the summary's own pass; the files
+    # change together (the summary last).
+    paths: list = []
+    if csv:
+        from .steptables import csv_paths
+        paths.extend(csv_paths(Path(output).parent))
+    if blocks:
+        from .blocks import blocks_path
+        paths.append(blocks_path(output))
+    paths.append(Path(output))
+    with atomic_files(paths, strict) as handles:
+        writer = None
+        if blocks:  # blocks.json is written body by body during the pass
+            from .blockformats import JsonWriter
+            writer = JsonWriter(handles[-2])
+        if csv:
+            from .steptables import step_tables_on
+            with step_tables_on(handles[0], handles[1]) as tables:
+                extraction = summarize(profile, rules, use_pva=use_pva,
+                                       profile_label=profile_label, step_sink=tables,
+                                       blocks=blocks, blocks_writer=writer)
+        else:
+            extraction = summarize(profile, rules, use_pva=use_pva,
+                                   profile_label=profile_label, blocks=blocks,
+                                   blocks_writer=writer)
         if on_extracted is not None:
             on_extracted(extraction)
         data = summary_bytes(extraction.summary)
-        summary.write(data)
+        handles[-1].write(data)
     return extraction, data

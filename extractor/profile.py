@@ -28,6 +28,9 @@ REQUIRED_COLUMNS = {
     "memory_by_tile": ("total",),
 }
 
+#: The tables the step rows come from (all blocks.json needs).
+STEP_TABLES = ("steps", "steps_by_ipu", "programs", "compute_sets")
+
 EXCHANGE_CODE_CATEGORY = "internalExchangeCode"
 
 # More to say of a missing table than "not a PopVision profile".
@@ -55,6 +58,14 @@ SELECT s.id, s.type, i.cycles, i.active_tiles,
        i.cycles_base + i.active_cycles_from_min,
        i.cycles_base + i.active_cycles_to_max,
        s.program, s.compute_set
+FROM steps_by_ipu AS i
+JOIN steps AS s ON s.id = i.step_id
+ORDER BY {}
+"""
+
+# The same rows with only what blocks.json needs (no start or end: no sums per row).
+_BODY_ROWS = """
+SELECT s.id, s.type, i.cycles, s.program, s.compute_set
 FROM steps_by_ipu AS i
 JOIN steps AS s ON s.id = i.step_id
 ORDER BY {}
@@ -142,9 +153,15 @@ class Profile:
 
     `check_schema=False` opens any SQLite file without requiring the spec's tables (for
     `extract inspect`); step_rows and the aggregates then need them to be present.
+    `tables`: the names of REQUIRED_COLUMNS to require (default: all of them; blocks.json
+    needs only the step tables, STEP_TABLES). `check_start_end=False`: a reader that
+    never asks for start and end (`step_row_batches(bodies=True)`) does not have them
+    checked.
     """
 
-    def __init__(self, path, check_schema: bool = True):
+    def __init__(self, path, check_schema: bool = True, tables=None,
+                 check_start_end: bool = True):
+        self._tables = tuple(REQUIRED_COLUMNS) if tables is None else tuple(tables)
         self.path = Path(path)
         self._check_file()
         wal = self._check_header(strict=check_schema)
@@ -156,7 +173,8 @@ class Profile:
             return
         try:
             self._check_schema()
-            self.check_start_end()
+            if check_start_end:
+                self.check_start_end()
         except BaseException:
             self.db.close()
             raise
@@ -289,7 +307,8 @@ class Profile:
 
     def _check_schema(self) -> None:
         try:
-            for table, columns in REQUIRED_COLUMNS.items():
+            for table in self._tables:
+                columns = REQUIRED_COLUMNS[table]
                 self._check_stored(table)
                 present = {row[1] for row in self.db.execute(
                     'PRAGMA table_info("{}")'.format(table))}
@@ -390,19 +409,21 @@ class Profile:
         rows have a rowid and each step is found by its key (steps.id is the rowid)."""
         return self._steps_by_ipu_has_rowid and self._steps_id_is_rowid
 
-    def step_row_batches(self, size: int = 256, stored_order: bool = False):
+    def step_row_batches(self, size: int = 256, stored_order: bool = False,
+                         bodies: bool = False):
         """The rows of `step_rows` in lists of up to `size`, for a caller that loops over
         a million of them: a list is looped over faster than a generator is resumed.
 
         `stored_order=True` (when `can_read_in_stored_order`) gives steps_by_ipu's rows
         in the order they are stored, unsorted: the spec's order only if the table is
         stored in step order, which the caller must check as the rows come (a step id
-        smaller than the one before), and then read again without it."""
+        smaller than the one before), and then read again without it. `bodies=True`:
+        only (step, kind, cycles, program, compute_set), what blocks.json needs."""
         if stored_order and self.can_read_in_stored_order:
             order = "i.rowid"
         else:
             order = "s.id, i.rowid" if self._steps_by_ipu_has_rowid else "s.id"
-        sql = _STEP_ROWS.format(order)
+        sql = (_BODY_ROWS if bodies else _STEP_ROWS).format(order)
         done = 0
         try:
             # Fast path: SQLite's text taken as valid UTF-8. A kind that is not (met

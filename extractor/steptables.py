@@ -82,7 +82,7 @@ def step_tables(folder, strict: bool = False):
     """StepTables writing into `folder`; both files appear when the block completes
     without error, and neither does otherwise (earlier ones are left as they were)."""
     with atomic_files(csv_paths(folder), strict) as (steps, first_body):
-        with _tables(steps, first_body) as tables:
+        with step_tables_on(steps, first_body) as tables:
             yield tables
 
 
@@ -95,12 +95,13 @@ def step_tables_with_summary(summary_path, strict: bool = False):
     summary_path = Path(summary_path)
     paths = csv_paths(summary_path.parent) + (summary_path,)
     with atomic_files(paths, strict) as (steps, first_body, summary):
-        with _tables(steps, first_body) as tables:
+        with step_tables_on(steps, first_body) as tables:
             yield tables, summary
 
 
 @contextlib.contextmanager
-def _tables(steps, first_body):
+def step_tables_on(steps, first_body):
+    """StepTables on two binary handles (of `atomic_files`, say) the caller owns."""
     tables = StepTables(steps, first_body)
     try:
         yield tables

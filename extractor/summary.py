@@ -34,10 +34,22 @@ NO_LOWERED_VARS = ("vars_info is empty: the profile was probably made without "
 
 
 class Extraction(NamedTuple):
-    """A summary (a dict in the spec's key order) and the warnings met making it."""
+    """A summary (a dict in the spec's key order) and the warnings met making it; with
+    `blocks=True`, also every body of the same pass (blocks.BlockBodies: blocks-spec.md)."""
 
     summary: dict
     warnings: List[str]
+    blocks: Optional[object] = None
+
+
+def compile_only_warning() -> str:
+    return ("no steps: a compile-only profile (no execution trace), so no kernels, "
+            "device spans or QKV executions")
+
+
+def no_anchor_warning(rules: StageRules) -> str:
+    return "no kernel step matches the anchor selector {!r} (kernels {!r}): kernels is " \
+           "empty".format(rules.anchor.pattern, rules.kernel.pattern)
 
 
 class FirstBody:
@@ -137,8 +149,10 @@ class _OutOfOrder(Exception):
 
 
 def _read_trace(profile: Profile, rules: StageRules, step_sink=None, facts=None,
-                sql_names=None):
-    """(FirstBody, DeviceSpans, whether there were rows): the pass over the step rows.
+                blocks_factory=None, sql_names=None):
+    """(FirstBody, DeviceSpans, whether there were rows, the blocks accumulator or None):
+    the pass over the step rows. `blocks_factory()` makes a fresh accumulator of every
+    body's kernel rows (blocks.BlockBodies) for each attempt of the pass.
 
     The rows are first read as steps_by_ipu stores them, with no sort, which is the
     spec's order when the table is stored in step order (as Poplar writes it): the pass
@@ -152,23 +166,27 @@ def _read_trace(profile: Profile, rules: StageRules, step_sink=None, facts=None,
                       all_notable=step_sink is not None)
     if step_sink is None and profile.can_read_in_stored_order:
         try:
-            return _one_pass(profile, names, rules, None, None, stored_order=True)
+            return _one_pass(profile, names, rules, None, None, stored_order=True,
+                             blocks=blocks_factory() if blocks_factory else None)
         except (_OutOfOrder, BadValue, ProfileError):
             pass
-    return _one_pass(profile, names, rules, step_sink, facts, stored_order=False)
+    return _one_pass(profile, names, rules, step_sink, facts, stored_order=False,
+                     blocks=blocks_factory() if blocks_factory else None)
 
 
 def _one_pass(profile: Profile, names: StepNames, rules: StageRules, step_sink, facts,
-              stored_order: bool):
+              stored_order: bool, blocks=None):
     """Most rows are exchange or compute rows that only widen the current inference's
     [min start, max end]: that is done here, on local variables, and handed to `spans`
     at the next marker row. The rest, "notable" rows (kernels and marker candidates, a
     quarter of the rows; every row for a `step_sink`, which gets each as a StepRow), take
     the general path below. Once the first body is over, kernel rows that are not
-    anchors no longer need it (`StepNames.counted`)."""
+    anchors no longer need it (`StepNames.counted`), unless `blocks` (every body's
+    kernel rows) is given: it sees every notable row."""
     body, spans = FirstBody(), DeviceSpans(rules)
     notable, fill = names.notable.rows, names.notable.fill
-    body_over = False
+    body_over = blocks is not None  # with blocks, every kernel row stays notable
+    block_row = blocks.row if blocks is not None else None
     markers = {INPUT_DELIVERED_KIND: "input_delivered", OUTPUT_BEGINS_KIND: "output_begins"}
     low = high = None  # of the device rows since the last marker row
     last_step = -(1 << 64)  # below any step id (64-bit integers)
@@ -193,6 +211,8 @@ def _one_pass(profile: Profile, names: StepNames, rules: StageRules, step_sink, 
                         spans.fold(low, high)  # the device rows before the marker
                         low = high = None
                         spans.marker(step, kind)
+                    if block_row is not None:
+                        block_row(step, kind, raw[2], classes)
                     if classes.kernel:
                         body.add(raw, named)
                         if not body_over and body.anchors > 1:
@@ -208,55 +228,65 @@ def _one_pass(profile: Profile, names: StepNames, rules: StageRules, step_sink, 
     finally:
         batches.close()  # an abandoned read ends its query now
     spans.fold(low, high)
-    return body, spans, any_rows
+    if blocks is not None:
+        blocks.finish()
+    return body, spans, any_rows, blocks
 
 
 def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bool = True,
-              profile_label: Optional[str] = None, step_sink=None) -> Extraction:
+              profile_label: Optional[str] = None, step_sink=None,
+              blocks: bool = False, blocks_writer=None) -> Extraction:
     """The summary of one profile.pop, as summary-spec.md defines it.
 
     `rules` defaults to the installed stage_rules.toml; `pva` to the importable module;
     `use_pva=False` leaves the three pva facts null; `profile_label` defaults to
     `str(path)` (the "profile" value; a byte that is not UTF-8 shown as `\\xNN`: see
     `shown_path`). `step_sink(row, facts, in_first_body)`, when given, is called for
-    every step row in order, during the same pass.
+    every step row in order, during the same pass. `blocks`: also cut every body
+    from the same pass (`Extraction.blocks`, a blocks.BlockBodies); `blocks_writer`
+    (blockformats) writes them as they close, else they are kept (its `result()`).
     """
     rules = rules if rules is not None else load_rules()
     path = Path(path)
     try:
-        return _summarize(path, rules, pva, use_pva, profile_label, step_sink)
+        return _summarize(path, rules, pva, use_pva, profile_label, step_sink,
+                          (blocks_writer,) if blocks else None)
     except BadValue as exc:
         raise ProfileError(path, str(exc)) from exc
 
 
 def _summarize(path: Path, rules: StageRules, pva, use_pva: bool,
-               profile_label: Optional[str], step_sink) -> Extraction:
+               profile_label: Optional[str], step_sink, blocks) -> Extraction:
     with Profile(path) as profile:
-        summary, warnings = _pass(profile, path, rules, pva, use_pva, profile_label,
-                                  step_sink)
-    return Extraction(summary, warnings)
+        return _pass(profile, path, rules, pva, use_pva, profile_label, step_sink, blocks)
 
 
 def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
-          profile_label: Optional[str], step_sink):
-    """The summary and its warnings: the step pass, then the aggregates."""
+          profile_label: Optional[str], step_sink, blocks=None) -> Extraction:
+    """The summary and its warnings (and, when `blocks` is (writer,), every body): the
+    step pass, then the aggregates."""
     facts: Union[NoPvaFacts, PvaFacts]
     if not use_pva:
         facts = NoPvaFacts()
     else:
         facts = PvaFacts(pva if pva is not None else import_pva(), path)
     warnings = []
+    label = profile_label if profile_label is not None else shown_path(path)
+    blocks_factory = None
+    if blocks is not None:
+        from .blocks import BlockBodies  # only a run asked for blocks.json needs it
+        writer = blocks[0]
+        blocks_factory = lambda: BlockBodies(rules, label, writer,  # noqa: E731
+                                             keep=writer is None)
     names = profile.names()
     facts.expect_names(*names)  # pva must name each program and compute set as SQL does
-    body, spans, any_rows = _read_trace(profile, rules, step_sink, facts, names)
+    body, spans, any_rows, bodies = _read_trace(profile, rules, step_sink, facts,
+                                                blocks_factory, names)
     if not any_rows:
-        warnings.append("no steps: a compile-only profile (no execution trace), so no "
-                        "kernels, device spans or QKV executions")
+        warnings.append(compile_only_warning())
     else:
         if body.anchors == 0:
-            warnings.append("no kernel step matches the anchor selector {!r} (kernels "
-                            "{!r}): kernels is empty".format(rules.anchor.pattern,
-                                                             rules.kernel.pattern))
+            warnings.append(no_anchor_warning(rules))
         spans.finish()
         warnings.extend(spans.warnings)
     kernels = [row.record(facts) for row in body.kernels]
@@ -266,7 +296,7 @@ def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
         warnings.append(NO_LOWERED_VARS)
     allocated_memory = profile.allocated_memory()
     summary = summary_dict(
-        profile=profile_label if profile_label is not None else shown_path(path),
+        profile=label,
         kernels=kernels,
         attention_exchanges=attention_exchanges,
         exchange_memory_per_tile=exchange_memory,
@@ -274,4 +304,4 @@ def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
         qkv_executions=body.anchors,
         allocated_memory=allocated_memory,
     )
-    return summary, warnings
+    return Extraction(summary, warnings, bodies)

@@ -32,6 +32,7 @@ from ..output import remove_abandoned
 from ..pipeline import extract_profile
 from ..pvafacts import ENABLE_HINT
 from ..steptables import csv_paths
+from ..blocks import blocks_path, median_stage_cycles
 from ..stopping import STOP_SIGNALS, Stopped
 from .discover import BatchItem
 from .index import IndexWriter, index_name, known_entries, lock_index
@@ -56,6 +57,7 @@ class RunOptions(NamedTuple):
 
     use_pva: bool = True
     csv: bool = False  # also write steps.csv and first-body.csv beside each summary
+    blocks: bool = False  # also write blocks.json beside each summary (same pass)
 
 
 def available_cpus() -> int:
@@ -88,7 +90,7 @@ def _base_entry(item: BatchItem, outdir: Path, rules, options: RunOptions) -> di
     entry = {"profile": item.label, "output": shown_path(item.output(outdir)),
              "summary": item.summary_key,
              "rules_sha256": rules.sha256, "tool_version": __version__,
-             "pva": options.use_pva, "csv": options.csv}
+             "pva": options.use_pva, "csv": options.csv, "blocks": options.blocks}
     entry.update(_input_facts(item.profile))
     return entry
 
@@ -103,7 +105,8 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
             raise ExtractorError(output, "would fall outside the output folder")
         extraction, data = extract_profile(item.profile, output, rules,
                                            use_pva=options.use_pva, csv=options.csv,
-                                           strict=True, profile_label=item.label)
+                                           blocks=options.blocks, strict=True,
+                                           profile_label=item.label)
     except ExtractorError as exc:
         entry.update(status=FAILED, reason=str(exc))
     except Exception as exc:  # an input nobody foresaw: fail this profile, not the batch
@@ -114,6 +117,9 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
                      warnings=extraction.warnings, **Summary(extraction.summary).headline())
         if options.csv:
             entry["csv_bytes"] = _csv_sizes(output)
+        if options.blocks:
+            entry["blocks_sha256"] = _blocks_sha256(output)
+            entry["median_stage_cycles"] = median_stage_cycles(extraction.blocks)
     entry["finished_at"] = _now()
     return entry
 
@@ -132,12 +138,23 @@ def _csv_sizes(output: Path) -> Optional[dict]:
         return None
 
 
+def _blocks_sha256(output: Path) -> Optional[str]:
+    """The SHA-256 of blocks.json beside a summary, or None if it is not a regular file."""
+    path = blocks_path(output)
+    try:
+        if not stat.S_ISREG(os.lstat(str(path)).st_mode):  # a link is never followed
+            return None
+        return hashlib.sha256(read_regular(path)).hexdigest()
+    except OSError:
+        return None
+
+
 def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
                   previous: Optional[dict]) -> bool:
     """Its last entry succeeded with this input, named as now (the summary's `profile`
     value), these rules, options and tool version, and the summary it wrote is still
     there, unchanged (and, for a --csv run, the step tables written with it, at the sizes
-    they had)."""
+    they had; for a --blocks run, blocks.json written with it, unchanged)."""
     if previous is None or previous.get("status") not in (OK, UP_TO_DATE):
         return False
     if previous.get("profile") != item.label:
@@ -147,6 +164,11 @@ def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
     # Extracted without the step tables, or they have gone or changed since: not for --csv.
     if options.csv and (not previous.get("csv") or previous.get("csv_bytes") is None
                         or previous.get("csv_bytes") != _csv_sizes(item.output(outdir))):
+        return False
+    # Extracted without blocks.json, or it has gone or changed since: not for --blocks.
+    if options.blocks and (not previous.get("blocks") or previous.get("blocks_sha256") is None
+                           or previous.get("blocks_sha256") != _blocks_sha256(
+                               item.output(outdir))):
         return False
     facts = _input_facts(item.profile)
     if facts["size"] is None or any(previous.get(k) != v for k, v in facts.items()):
@@ -190,7 +212,8 @@ def _answer(conn, entry: Union[dict, str], item: BatchItem) -> bool:
             item.profile, type(exc).__name__, one_line(exc))
     fields = entry if isinstance(entry, dict) else {}
     plain = {key: fields.get(key) for key in ("profile", "output", "rules_sha256",
-                                              "tool_version", "pva", "csv", "size",
+                                              "tool_version", "pva", "csv", "blocks",
+                                              "size",
                                               "mtime_ns", "finished_at")}
     plain = {key: value if isinstance(value, (str, int, bool, type(None))) else str(value)
              for key, value in plain.items()}
@@ -471,6 +494,8 @@ class _Pool:
             if self._options.csv:
                 for table in csv_paths(output.parent):
                     remove_abandoned(table)
+            if self._options.blocks:
+                remove_abandoned(blocks_path(output))
 
 
 def _failed(item: BatchItem, outdir: Path, rules, options: RunOptions, reason: str) -> dict:

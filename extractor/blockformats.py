@@ -1,0 +1,156 @@
+"""blocks.json's three formats (blocks-spec.md, "Other formats").
+
+The bodies of a long trace are many (65,000 on a 1M-row trace), so JSON and CSV are
+written body by body as the pass closes them, by a writer a `blocks.BlockBodies` drives
+(`begin`, `body`, `end`), into a seekable binary handle; nothing but the statistics is
+kept. A writer starts its handle afresh at `begin` (the pass may be made twice: see
+summary._read_trace).
+
+- json: the bytes `json.dumps(blocks, indent=2) + "\\n"` would give, as summary.json's
+  (two-space indent, non-ASCII escaped, floats as repr), each body formatted directly;
+- csv: RFC 4180 as the step tables are written (UTF-8 without a byte-order mark, CRLF),
+  one line per body; a stage with no kernel rows in a body, and a null end_step, are
+  empty cells;
+- markdown: the statistics only, one line per stage with kernel rows, then the total.
+"""
+
+import csv
+import io
+import json
+
+LINE_END = "\r\n"
+FLUSH_EVERY = 512  # bodies gathered before a write
+
+
+class _Writer:
+    def __init__(self, handle):
+        self._handle = handle
+        self._parts: list = []
+        self._count = 0
+
+    def _restart(self) -> None:
+        self._handle.seek(0)
+        self._handle.truncate()
+        self._parts = []
+        self._count = 0
+
+    def _put(self, text: str) -> None:
+        self._parts.append(text)
+        if len(self._parts) >= FLUSH_EVERY:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._handle.write("".join(self._parts).encode("utf-8"))
+        self._parts = []
+
+
+class JsonWriter(_Writer):
+    """blocks.json, byte for byte as json.dumps(indent=2) plus a newline."""
+
+    def begin(self, profile_label: str, stages) -> None:
+        self._restart()
+        self._stages = list(stages)
+        self._keys = [json.dumps(label) for label in self._stages]  # ASCII, escaped
+        self._templates: dict = {}
+        self._put('{{\n  "profile": {},\n  "stages": {},\n  "blocks": '.format(
+            json.dumps(profile_label), _indented(json.dumps(self._stages, indent=2))))
+
+    def body(self, body) -> None:
+        # One %-format per body, with a template per set of stages present (a model's
+        # blocks have a few such sets), made on first use.
+        shape = tuple(map(bool, body.rows))
+        template = self._templates.get(shape)
+        if template is None:
+            template = self._templates[shape] = self._template(shape)
+        cycles = body.cycles
+        end = body.end_step
+        parts = self._parts
+        parts.append(",\n" if self._count else "[\n")
+        parts.append(template % (
+            body.run, body.block, body.first_step, "null" if end is None else end,
+            body.kernels, *[value for value, present in zip(cycles, shape) if present],
+            sum(cycles)))
+        self._count += 1
+        if len(parts) >= FLUSH_EVERY:
+            self._flush()
+
+    def _template(self, shape) -> str:
+        cycles = ",\n".join("        {}: %d".format(key.replace("%", "%%"))
+                             for key, present in zip(self._keys, shape) if present)
+        return ('    {\n      "run": %d,\n      "block": %d,\n      "first_step": %d,\n'
+                '      "end_step": %s,\n      "kernels": %d,\n      "cycles": '
+                + ("{\n" + cycles + "\n      }" if cycles else "{}")
+                + ',\n      "total": %d\n    }')
+
+    def end(self, statistics: dict) -> None:
+        # The rest of the object as json.dumps writes it, without its opening brace.
+        tail = json.dumps({"stats": statistics["stats"], "total": statistics["total"]},
+                          indent=2)
+        self._put(("\n  ]," if self._count else "[],") + tail[1:] + "\n")
+        self._flush()
+
+
+def _indented(text: str) -> str:
+    """A value json.dumps(indent=2) wrote at the top, moved one level in."""
+    return text.replace("\n", "\n  ")
+
+
+class CsvWriter(_Writer):
+    """One line per body: run, block, first_step, end_step, kernels, each stage, total."""
+
+    def begin(self, profile_label: str, stages) -> None:
+        self._restart()
+        self._width = len(stages)
+        out = io.StringIO()
+        csv.writer(out, lineterminator=LINE_END).writerow(
+            ["run", "block", "first_step", "end_step", "kernels"] + list(stages) + ["total"])
+        self._put(out.getvalue())
+
+    def body(self, body) -> None:
+        cells = [str(body.cycles[index]) if body.rows[index] else ""
+                 for index in range(self._width)]
+        self._put("{},{},{},{},{},{},{}{}".format(
+            body.run, body.block, body.first_step,
+            "" if body.end_step is None else body.end_step, body.kernels, ",".join(cells),
+            body.total, LINE_END))
+
+    def end(self, statistics: dict) -> None:
+        self._flush()
+
+
+WRITERS = {"json": JsonWriter, "csv": CsvWriter}
+
+MARKDOWN_HEADER = ("| stage | blocks | min | median | mean | max | stdev | min at | "
+                   "max at |")
+
+
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _number(value) -> str:
+    return "{:.1f}".format(value) if isinstance(value, float) else str(value)
+
+
+def _at(where) -> str:
+    return "run {}, block {}".format(*where)
+
+
+def _line(name: str, stats: dict) -> str:
+    cells = [_cell(name), str(stats["blocks"])] + [
+        _number(stats[key]) for key in ("min", "median", "mean", "max", "stdev")] + [
+        _at(stats["min_at"]), _at(stats["max_at"])]
+    return "| " + " | ".join(cells) + " |"
+
+
+def to_markdown(statistics: dict) -> bytes:
+    """A GitHub-flavoured markdown table of cycles over the blocks (`statistics`: the
+    "stats" and "total" of blocks.json): one line per stage that has kernel rows, then
+    `total` (none without blocks); means and standard deviations to 0.1 cycle."""
+    lines = [MARKDOWN_HEADER, "|---|" + "---:|" * 6 + "---|---|"]
+    for label, stats in statistics["stats"].items():
+        lines.append(_line(label, stats))
+    if statistics["total"] is not None:
+        lines.append(_line("**total**", statistics["total"]))
+    # A lone surrogate in a label (a name not UTF-8) is shown as \udXXX.
+    return ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace")

@@ -1,0 +1,80 @@
+"""`extract compare --stat`: the stage rows of a comparison as a statistic over every
+block (blocks-spec.md), read from the blocks.json beside each summary.json, in place of
+the first body's cycles. Only the stage rows and their total change; the rest of the
+comparison is the summaries' (`over_blocks` replaces those rows, nothing else).
+"""
+
+import json
+import math
+from pathlib import Path
+from typing import List
+
+from ..blocks import BLOCKS_NAME
+from ..errors import SummaryFileError
+from ..files import NotRegular, read_regular
+from .comparison import STAGE_TOTAL, STAGES, TOTAL, Comparison, Recording, Row, _with_change
+
+FIRST = "first"  # the first body's cycles, from summary.json: the comparison as it is
+STATS = (FIRST, "min", "median", "mean", "max")
+
+
+class MissingBlocks(ValueError):
+    """A recording has no blocks.json beside its summary: a usage error (run the batch
+    with --blocks)."""
+
+
+def unit_of(stat: str) -> str:
+    """The unit column of the stage rows: which statistic they show."""
+    return "cycles, {} over blocks".format(stat)
+
+
+def read_blocks(recording: Recording, stat: str) -> dict:
+    """The blocks.json beside a recording's summary, checked as far as compare uses it."""
+    path = Path(recording.path).parent / BLOCKS_NAME
+    if not path.exists() and not path.is_symlink():
+        raise MissingBlocks("{}: no {} beside it, which --stat {} needs: extract with "
+                            "--blocks".format(recording.path, BLOCKS_NAME, stat))
+    try:
+        data = json.loads(read_regular(path).decode("utf-8"))
+    except NotRegular as exc:
+        raise SummaryFileError(path, str(exc)) from exc
+    except OSError as exc:
+        raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc)) from exc
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise SummaryFileError(path, "not JSON: {}".format(exc)) from exc
+    if not isinstance(data, dict) or not isinstance(data.get("stats"), dict) or \
+            not (data.get("total") is None or isinstance(data.get("total"), dict)):
+        raise SummaryFileError(path, "not a blocks.json (no \"stats\" object or \"total\")")
+    for label, stats in list(data["stats"].items()) + [("total", data["total"] or {})]:
+        if not isinstance(stats, dict):
+            raise SummaryFileError(path, "stats of {!r} are not an object".format(label))
+        value = stats.get(stat)
+        if stats and (isinstance(value, bool) or not isinstance(value, (int, float))
+                      or not math.isfinite(value)):
+            raise SummaryFileError(path, "{!r} of {!r} is not a number".format(stat, label))
+    return data
+
+
+def stage_rows(recordings: List[Recording], stat: str) -> List[Row]:
+    """The stage rows and their total, `stat` over each recording's blocks; a stage
+    absent from a recording's blocks is None there."""
+    blocks = [read_blocks(recording, stat) for recording in recordings]
+    labels: List[str] = []
+    for each in blocks:
+        labels.extend(label for label in each["stats"] if label not in labels)
+    unit = unit_of(stat)
+    rows = [_with_change(STAGES, label, unit, (each["stats"].get(label, {}).get(stat)
+                                               for each in blocks))
+            for label in labels]
+    rows.append(_with_change(STAGE_TOTAL, TOTAL, unit, (
+        each["total"][stat] if each["total"] else None for each in blocks)))
+    return rows
+
+
+def over_blocks(comparison: Comparison, stat: str) -> Comparison:
+    """`comparison` with its stage rows (and their total) showing `stat` over all
+    blocks; unchanged for `first`. MissingBlocks when a blocks.json is missing."""
+    if stat == FIRST:
+        return comparison
+    rest = [row for row in comparison.rows if row.section not in (STAGES, STAGE_TOTAL)]
+    return comparison._replace(rows=stage_rows(comparison.recordings, stat) + rest)
