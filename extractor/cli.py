@@ -416,10 +416,6 @@ def compare_command(
         _usage("--chart {}: only SVG charts are drawn (name the file .svg)".format(chart))
     if junit is not None and budget_file is None:
         _usage("--junit {}: a report of budget checks needs --budget FILE".format(junit))
-    if budget_file is not None and stat is not BlockStat.first:
-        # The budget checks the first block's numbers: they would mark other statistics.
-        _usage("--budget checks the first block's numbers (summary.json): not with "
-               "--stat {}".format(stat.value))
 
     def compare_and_print():
         budget = None
@@ -433,17 +429,20 @@ def compare_command(
         if len(recordings) < 2:
             _usage("compare needs two or more recordings; {} gives {}".format(
                 " ".join(str(p) for p in paths), len(recordings)))
-        checks = None
-        if budget is not None:  # a pattern that matches nothing: a usage error, first
-            from .budget import check_budget
-            checks = check_budget(budget, recordings)
         comparison = compare(recordings, clock_mhz)
+        metrics_of = None
         if stat is not BlockStat.first:
-            from .compare.blockstats import MissingBlocks, over_blocks
+            from .compare.blockstats import MissingBlocks, over_blocks, stat_metrics
             try:
                 comparison = over_blocks(comparison, stat.value)
             except MissingBlocks as exc:
                 _usage(str(exc))
+            # With --stat, a budget holds the stages' statistic, as the table shows it.
+            metrics_of = lambda recording: stat_metrics(recording, stat.value)  # noqa: E731
+        checks = None
+        if budget is not None:  # a pattern that matches nothing: a usage error, first
+            from .budget import check_budget
+            checks = check_budget(budget, recordings, metrics_of)
         if checks is not None:
             comparison = comparison.with_checks(checks)
         text = FORMATS[output_format.value].render(comparison)

@@ -543,10 +543,34 @@ def test_cycles_beyond_32_and_64_bits(tmp_path):
     assert got["stats"]["fused QKV projection"]["min"] == 2 ** 34
 
 
-def test_compare_stat_with_budget_is_a_usage_error(two_recordings, tmp_path):
-    """--budget checks the first block's numbers: marking medians with them would mislead."""
+def test_compare_stat_with_budget_checks_the_statistic(two_recordings, tmp_path):
+    """With --stat, stage:<label> and stages:total are that statistic over the blocks,
+    as the table shows them, and the budget holds them (issue 12: --budget works with
+    --stat). Medians by hand (above): QKV 530.0 (a) and 260 (b), totals 950.0 and 270;
+    first-body values 510 and 260, 1350 and 670."""
     a, b = two_recordings
-    result = invoke_extract("compare", a, b, "--stat", "median", "--budget",
-                            tmp_path / "budget.toml")
-    assert result.code == 2 and result.stdout == b""
-    assert result.stderr.count("\n") == 1 and "--stat median" in result.stderr
+    budget = tmp_path / "budget.toml"
+    budget.write_text('[budgets]\n"stage:fused QKV projection" = "+1%"\n'
+                      '"stages:total" = "<= 1000"\n')
+
+    def checks(*args):
+        result = invoke_extract("compare", b, a, "-f", "json", "--budget", budget, *args)
+        return result, [(c["recording"], c["metric"], c["baseline"], c["value"], c["status"])
+                        for c in json.loads(result.stdout)["budgets"]]
+
+    result, median = checks("--stat", "median")
+    assert result.code == 3, result
+    assert median == [("b", "stages:total", 270, 270, "ok"),
+                      ("a", "stage:fused QKV projection", 260, 530.0, "fail"),
+                      ("a", "stages:total", 270, 950.0, "ok")]
+    assert result.stderr.splitlines()[-1] == "budget: 1 of 3 checks failed"
+    result, first = checks()
+    assert result.code == 3, result
+    assert first == [("b", "stages:total", 670, 670, "ok"),
+                     ("a", "stage:fused QKV projection", 260, 510, "fail"),
+                     ("a", "stages:total", 670, 1350, "fail")]
+    # The table marks the statistic's row.
+    marked = invoke_extract("compare", b, a, "--stat", "median", "--budget", budget)
+    row = [line for line in marked.stdout.decode().splitlines()
+           if line.startswith("| stage: fused QKV projection |")]
+    assert row and "median over blocks" in row[0] and "\u274c" in row[0], marked.stdout

@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import List
 
+from .. import metrics as names
 from ..blocks import BLOCKS_NAME
 from ..errors import SummaryFileError
 from ..files import NotRegular, read_regular
@@ -64,11 +65,28 @@ def stage_rows(recordings: List[Recording], stat: str) -> List[Row]:
         labels.extend(label for label in each["stats"] if label not in labels)
     unit = unit_of(stat)
     rows = [_with_change(STAGES, label, unit, (each["stats"].get(label, {}).get(stat)
-                                               for each in blocks))
+                                               for each in blocks),
+                         names.stage_metric(label))
             for label in labels]
     rows.append(_with_change(STAGE_TOTAL, TOTAL, unit, (
-        each["total"][stat] if each["total"] else None for each in blocks)))
+        each["total"][stat] if each["total"] else None for each in blocks),
+        names.STAGES_TOTAL))
     return rows
+
+
+def stat_metrics(recording: Recording, stat: str) -> dict:
+    """The recording's metrics (metrics.metrics) with `stage:<label>` and `stages:total`
+    taken as `stat` over its blocks, as the comparison's stage rows show them: what
+    compare --budget checks with --stat."""
+    data = read_blocks(recording, stat)
+    found = {names.stage_metric(label): stats[stat]
+             for label, stats in data["stats"].items() if stats}
+    if data["total"]:
+        found[names.STAGES_TOTAL] = data["total"][stat]
+    for name, value in names.metrics(recording.summary).items():
+        if not (name.startswith(names.STAGE) or name == names.STAGES_TOTAL):
+            found[name] = value
+    return found
 
 
 def over_blocks(comparison: Comparison, stat: str) -> Comparison:
