@@ -82,6 +82,7 @@ def check_error_line(stderr: str, source: str, pattern: str) -> str:
     return lines[0]
 
 
+@pytest.mark.xdist_group("single_runs")  # the corpus is extracted once, on one worker
 @pytest.mark.parametrize("name", [c.name for c in CASES])
 def test_case_alone(single_runs, name):
     (case, folder, profile, out, before, (kind, expected)), result = single_runs[name]
