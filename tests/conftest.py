@@ -157,6 +157,20 @@ def invoke_extract(*args, cwd=None, pva=True, env=None, timeout=120):
     return InProcessResult(result.exit_code, result.stdout_bytes, stderr)
 
 
+def generator():
+    """fixtures/generate.py, the fixtures' generator, loaded once (as the module
+    `fixtures_generate`: its dataclasses look their module up in sys.modules)."""
+    name = "fixtures_generate"
+    if name not in sys.modules:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(name, str(FIXTURES / "generate.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 def sha256(path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 

@@ -23,18 +23,16 @@ paper (means and population deviations as fractions: e.g. no-output-begins' QKV
 """
 
 import csv
-import importlib.util
 import io
 import json
 import shutil
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
 
 from blocks_oracle import oracle_blocks, same
-from conftest import invoke_extract, sha256
+from conftest import generator, invoke_extract, sha256
 
 REPO = Path(__file__).resolve().parent.parent
 EDGE = REPO / "fixtures" / "edge"
@@ -42,16 +40,6 @@ EXPECTED = Path(__file__).resolve().parent / "expected_blocks"
 GOLDEN = Path("fixtures/vit-f8weight/poprt/profile_logs_f8weight/inference/profile.pop")
 EDGE_NAMES = sorted(p.name for p in EDGE.iterdir() if (p / "profile.pop").exists())
 HAND_CHECKED = sorted(p.stem for p in EXPECTED.glob("*.json"))
-
-
-def _generator():
-    name = "fixtures_generate"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, str(REPO / "fixtures" / "generate.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _blocks(*args, cwd=REPO, pva=False):
@@ -148,7 +136,7 @@ def _two_ipus(spec):
 
 
 def _kind(name):
-    generate = _generator()
+    generate = generator()
     if name == "several runs":
         return generate.vit_spec(blocks=4, runs=3, tiles=8, seed=3, detailed_blocks=(0, 3)), None
     if name == "multi-ipu":
@@ -165,7 +153,7 @@ KINDS = ["several runs", "multi-ipu", "one anchor", "no output step"]
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    generate = _generator()
+    generate = generator()
     cases = {}
     for kind in KINDS:
         spec, rules = _kind(kind)

@@ -14,14 +14,12 @@
   given a str (the stand-in refuses anything else), the vars_info warning.
 """
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import (EDGE, FIXTURES, GOLDEN, copy_case, golden_case_folder, invoke_extract,
+from conftest import (generator, EDGE, GOLDEN, copy_case, golden_case_folder, invoke_extract,
                       pva_double)
 
 CHECKS = ["pva", "report_opens", "versions", "program_ids_unique", "program_counts",
@@ -32,16 +30,7 @@ FIXTURE_FOLDERS = {"vit-f8weight": golden_case_folder()}
 FIXTURE_FOLDERS.update({p.name: p for p in sorted(EDGE.iterdir()) if (p / "profile.pop").exists()})
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("fixtures_generate_doctor",
-                                                  str(FIXTURES / "generate.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-generate = _generator()
+generate = generator()
 
 
 def doctor(profile, *args, pva=True):

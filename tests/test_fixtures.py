@@ -8,14 +8,14 @@
 - The pva stand-in behaves as fixtures.md says.
 """
 
-import importlib.util
 import json
 import re
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import generator
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -37,15 +37,7 @@ KNOWN_COLUMNS = {
 }
 
 
-def _load_generator():
-    spec = importlib.util.spec_from_file_location("fixtures_generate", str(FIXTURES / "generate.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-generate = _load_generator()
+generate = generator()
 
 
 def _pva():

@@ -1,24 +1,13 @@
 """The generator's size knobs (used by bench/size.py) give the rows asked for, and change
 nothing a summary reads."""
 
-import importlib.util
 import sqlite3
-import sys
 from pathlib import Path
 
 from extractor.summary import summarize
+from conftest import generator
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def _generator():
-    name = "fixtures_generate"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, str(REPO / "fixtures" / "generate.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _count(db, table):
@@ -26,7 +15,7 @@ def _count(db, table):
 
 
 def test_size_knobs_give_the_rows_asked_for(tmp_path):
-    generate = _generator()
+    generate = generator()
     spec = generate.vit_spec(blocks=2, runs=3, tiles=8, seed=5, vars_per_tile=6,
                              unknown_rows=11)
     listed_vars = len(spec.vars_info)
@@ -51,7 +40,7 @@ def test_size_knobs_give_the_rows_asked_for(tmp_path):
 
 
 def test_size_knobs_change_no_summary(tmp_path):
-    generate = _generator()
+    generate = generator()
     plain = generate.write_case(generate.vit_spec(blocks=2, runs=2, tiles=8, seed=9),
                                 tmp_path / "plain")
     padded = generate.write_case(generate.vit_spec(blocks=2, runs=2, tiles=8, seed=9,

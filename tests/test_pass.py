@@ -6,9 +6,7 @@ plain reading of summary-spec.md (sort the rows, then for each inference scan th
 checks kernels, qkv_executions and device_spans on traces of every shape, including
 steps with several rows stored out of step order."""
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -16,22 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extractor.summary import summarize
+from conftest import generator
 
 REPO = Path(__file__).resolve().parent.parent
 
 NAMES = ["copyFromHost", "copyToHost", "/m/blocks/blocks.0/attn/qkv/Convolve",
          "/m/blocks/blocks.0/mlp/fc1/Convolve", "/m/blocks/blocks.0/attn/Softmax/Exp", "Sync"]
 KINDS = ["DoExchange", "OnTileExecute", "StreamCopyEnd", "StreamCopyBegin", "Sync"]
-
-
-def _generator():
-    name = "fixtures_generate"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, str(REPO / "fixtures" / "generate.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 row = st.tuples(st.integers(0, 2000), st.integers(0, 300))  # start, length
@@ -47,7 +36,7 @@ trace = st.tuples(st.lists(step, max_size=40), st.randoms(use_true_random=False)
 
 
 def _write(steps, rng, folder):
-    g = _generator()
+    g = generator()
     spec = g.ProfileSpec(tiles=4, var_categories=[(1, "internalExchangeCode")],
                          memory_by_tile=[10, 20, 30, 40])
     rows = []

@@ -4,13 +4,12 @@ on what they check.
 
 Each case runs pytest on that file in a child process with its own environment."""
 
-import importlib.util
 import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 
-from conftest import EDGE, PVA_DOUBLE, REPO, copy_case
+from conftest import generator, EDGE, PVA_DOUBLE, REPO, copy_case
 
 CONTRACT = REPO / "tests" / "test_sdk_contract.py"
 
@@ -135,11 +134,7 @@ def test_with_a_real_like_pva(tmp_path):
 
 def shifted_program_ids(folder):
     """one-anchor, with pva's program ids one higher than SQL's."""
-    generator = importlib.util.spec_from_file_location("fixtures_generate_sdk",
-                                                       str(REPO / "fixtures" / "generate.py"))
-    module = importlib.util.module_from_spec(generator)
-    sys.modules[generator.name] = module  # dataclasses look their module up
-    generator.loader.exec_module(module)
+    module = generator()
     spec, _ = module.edge_cases()["one-anchor"]
     spec.pva_program_id_shift = 1
     return module.write_case(spec, folder)

@@ -1,7 +1,6 @@
 """`extract stages PROFILE [--rules FILE] [--top N] [--json]`, through the real console
 script; and examples/rules-bert.toml on a profile named as a BERT names its steps."""
 
-import importlib.util
 import json
 import re
 import sqlite3
@@ -9,7 +8,7 @@ from collections import Counter, OrderedDict
 
 import pytest
 
-from conftest import (EDGE, FIXTURES, GOLDEN, REPO, copy_case, golden_case_folder,
+from conftest import (generator, EDGE, GOLDEN, REPO, copy_case, golden_case_folder,
                       invoke_extract, run_extract, sha256)
 
 BERT_RULES = REPO / "examples" / "rules-bert.toml"
@@ -214,14 +213,6 @@ def test_a_shadowed_rule_is_told_apart_from_one_that_matches_nothing(tmp_path, g
 
 # --- a BERT-named profile and examples/rules-bert.toml ----------------------------------
 
-def load_generator():
-    spec = importlib.util.spec_from_file_location("fixture_generator",
-                                                  str(FIXTURES / "generate.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 CONV = "poplin::ConvPartial1x1Out<half,half,true,false,16,4,false>"
 LAYERS, RUNS = 2, 2
 
@@ -299,7 +290,7 @@ def bert_steps():
 
 def write_bert_profile(folder):
     """The BERT-named profile, written with the fixture generator's public API."""
-    gen = load_generator()
+    gen = generator()
     spec = gen.ProfileSpec(tiles=4)
     programs, compute_sets = {}, {}
     for step in bert_steps():
