@@ -32,14 +32,15 @@ the targets are checked on the warm figures, where a fixed cost weighs most.
   time including interpreter start, and the peak RSS of that process (getrusage of a
   small launcher's children). The package's bytecode is written first, as an install
   has it (`compile_package`).
-- The floor is SQL only: the ratio that has a target is `extract --no-pva` / floor;
+- The floor is SQL only: the ratio shown is `extract --no-pva` / floor (its 1.3x target
+  was retired with typer's upper pin, issue 16: start-up is a fixed cost accepted);
   extract with pva is shown too, and pva's share is the difference (the stand-in reads
   pva-double.json, about 200 kB here, as the real pva reads the report).
 - pva fetches: summarize in this process with the stand-in, counting its accesses: each
   program's codeBytesByTile and each compute set's vertices at most once.
 - Fixed costs, what every extraction pays whatever the profile: the bare interpreter,
   the interpreter importing typer, and extract on the committed 53 kB fixture; printed
-  beside what the 1.3x target leaves on large and long-trace.
+  beside what extract takes more than the floor on large and long-trace.
 - `--baseline REV`: extract as committed at REV (exported from git into bench/cache/,
   run with the same Python and packages) is timed too, warm, in the same rounds as this
   tree's extract, and the two must write the same bytes. The ratio this tree / REV says
@@ -77,7 +78,6 @@ PROFILES = {  # name: (full size, smoke size), keyword arguments of vit_spec
     "short-trace": (dict(BASE, runs=242, seed=7), dict(BASE, runs=6, seed=7)),
 }
 
-TARGET_RATIO = 1.3  # extract / floor, on large and long-trace
 TARGET_RSS_MB = 200.0
 TARGET_SCALING = 11.0  # time(long-trace) / time(short-trace), for 10x the step rows
 
@@ -422,9 +422,9 @@ def report(results: dict, smoke: bool, fixed: dict) -> list:
           .format(fixed["python_s"], fixed["python_typer_s"], fixed["extract_small_s"]))
     for name in ("large", "long-trace"):
         r = results[name]
-        print("on {}: the {}x target leaves {:.3f} s beside the floor; extract takes {:.3f} s "
-              "more".format(name, TARGET_RATIO, (TARGET_RATIO - 1) * r["floor_s"],
-                            r["extract_no_pva_s"] - r["floor_s"]))
+        print("on {}: extract --no-pva takes {:.3f} s more than the floor (no target: the "
+              "1.3x one was retired with typer's pin, issue 16)".format(
+                  name, r["extract_no_pva_s"] - r["floor_s"]))
     rss = [r[key] for r in results.values() for key in ("rss_no_pva_mb", "rss_pva_mb")]
     # Growth with size, in the two directions the profiles vary: the largest file against
     # the smallest, and 10x the step rows (long-trace against short-trace). Each may grow
@@ -437,10 +437,6 @@ def report(results: dict, smoke: bool, fixed: dict) -> list:
     growths = [(bigger["rss_no_pva_mb"] - smaller["rss_no_pva_mb"], smaller["rss_no_pva_mb"])
                for smaller, bigger in ((smallest, largest), (short, long))]
     checks = [
-        ("extract --no-pva <= {}x floor on large".format(TARGET_RATIO),
-         results["large"]["ratio_no_pva"] <= TARGET_RATIO),
-        ("extract --no-pva <= {}x floor on long-trace".format(TARGET_RATIO),
-         long["ratio_no_pva"] <= TARGET_RATIO),
         ("peak RSS <= {:.0f} MB on every profile".format(TARGET_RSS_MB),
          max(rss) <= TARGET_RSS_MB),
         ("peak RSS not growing with size ({:+.1f} MB at {:.0f}x the file, {:+.1f} MB at "
