@@ -489,6 +489,9 @@ def blocks_command(
         None, "--rules", metavar="FILE", readable=False,
         help="A stage rules TOML file replacing the installed stage_rules.toml."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors."),
+    timeout: float = typer.Option(
+        DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS",
+        help="End the extraction if it takes longer, as failed; 0: no limit."),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
 ):
     def extract():
@@ -498,12 +501,15 @@ def blocks_command(
         from .blocks import extract_blocks
         from .output import write_output_from
 
+        if not 0 <= timeout < float("inf"):  # as extract's: negative, nan or inf
+            _usage("--timeout {}: give a number of seconds (0: no limit)".format(timeout))
         rules = load_rules(rules_file)
         target = output or STDOUT
         if profile.is_dir():
             raise ProfileError(profile, "is a directory, not a profile")
         if target != STDOUT and _same_file(Path(target), profile):
             _usage("{}: the output would overwrite the profile".format(target))
+        _watch_single(profile, target, False, timeout)  # the time limit, as extract's
 
         def warn(result) -> None:
             if not quiet:

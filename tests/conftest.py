@@ -65,7 +65,7 @@ def run_extract(*args, cwd=None, pva=True, env=None, timeout=120, prefix=(), **p
 
 # Commands that take no --timeout; any other first argument runs the default command.
 _NO_TIMEOUT = ("compare", "inspect", "stages", "merge", "doctor", "table", "report",
-               "blocks", "--version", "-h", "--help")
+               "--version", "-h", "--help")
 _CATCHABLE = [s for s in (getattr(signal, name, None) for name in
                           ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", "SIGCHLD"))
               if s is not None]

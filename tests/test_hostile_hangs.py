@@ -168,6 +168,25 @@ def test_a_single_run_past_its_time_limit_ends_in_one_line(tmp_path):
     no_partial_files(tmp_path)
 
 
+def test_extract_blocks_past_its_time_limit_ends_in_one_line(tmp_path):
+    # extract blocks classifies every step name: the same hang, the same limit.
+    profile = evil_profile(tmp_path / "case")
+    rules = evil_rules(tmp_path)
+    out = tmp_path / "out" / "blocks.json"
+    for target in (out, "-"):
+        result = run_extract("blocks", profile, "--rules", rules, "--timeout", "1", "-o",
+                             target, timeout=ENDS_WITHIN)
+        assert result.code == 1, result
+        assert result.stderr == "extract: error: {}: took longer than 1 s (--timeout): " \
+                                "ended\n".format(profile)
+        assert result.stdout == b""
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []
+    no_partial_files(tmp_path)
+    bad = run_extract("blocks", profile, "--timeout", "-1")
+    assert bad.code == 2 and bad.stderr == ("extract: error: --timeout -1.0: give a number "
+                                            "of seconds (0: no limit)\n"), bad
+
+
 def test_a_batch_fails_the_profile_past_its_time_limit_and_goes_on(tmp_path):
     # 3 s: a and c take a tenth of that, even on a busy machine.
     root = batch_of(tmp_path / "in")
