@@ -15,7 +15,7 @@ import sys
 from fnmatch import fnmatchcase
 from fractions import Fraction
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple, NoReturn, Optional, Sequence, Tuple, Union
+from typing import Dict, List, NamedTuple, NoReturn, Optional, Sequence, Tuple, Union
 
 from . import metrics as names
 from .errors import ExtractorError, shown_path
@@ -275,18 +275,16 @@ def check_unmatched(budget: Budget, found: Sequence[Dict[str, Number]]) -> None:
 
 
 def check_budget(budget: Budget, recordings: Sequence,
-                 metrics_of: Optional[Callable] = None) -> List[Check]:
+                 found: Optional[Sequence[Dict[str, Number]]] = None) -> List[Check]:
     """The checks of the recordings (`Recording`s; the first is the baseline) against
     `budget`: for the baseline, its absolute bounds; for each other recording, every
     budget on every metric its pattern matches that the recording (or, for a relative
     budget, the baseline) has. In recording order, then budget file order, then the
     comparison's row order. BudgetError (a usage error) first if a pattern matches no
-    metric of any recording. `metrics_of(recording)`: its metrics (default: its
-    summary's, metrics.metrics; compare --stat gives the stages' statistic over blocks)."""
-    if metrics_of is None:
+    metric of any recording. `found`: each recording's metrics (default: its summary's,
+    metrics.metrics; compare --stat gives the stages' statistic over blocks)."""
+    if found is None:
         found = [names.metrics(recording.summary) for recording in recordings]
-    else:
-        found = [metrics_of(recording) for recording in recordings]
     check_unmatched(budget, found)
     order = metric_order(found)
     base = found[0]

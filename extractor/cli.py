@@ -124,10 +124,7 @@ def run(
     """Extract summaries: one profile to a file, or a batch to a folder (default)."""
 
     def extract():
-        # Checked here, not with typer's min=0: typer 0.29 lets pydantic word it, and NaN
-        # would get "should be greater than or equal to 0".
-        if not 0 <= timeout < float("inf"):  # negative, nan or inf
-            _usage("--timeout {}: give a number of seconds (0: no limit)".format(timeout))
+        _check_timeout(timeout)
         rules = load_rules(rules_file)
         if len(paths) == 1 and paths[0].is_dir() and paths[0].suffix == ".pop":
             # A folder named like a profile is a mistake, not a batch to write to -o.
@@ -144,6 +141,14 @@ def run(
                            use_pva=not no_pva, csv=csv, timeout=timeout, blocks=blocks)
 
     _report_errors(extract, debug)
+
+
+def _check_timeout(timeout: float) -> None:
+    """A usage error unless --timeout is a number of seconds. Checked here, not with
+    typer's min=0: typer 0.29 lets pydantic word it, and NaN would get "should be greater
+    than or equal to 0"."""
+    if not 0 <= timeout < float("inf"):  # negative, nan or inf
+        _usage("--timeout {}: give a number of seconds (0: no limit)".format(timeout))
 
 
 def _watch_single(profile: Path, output: str, csv: bool, timeout: float,
@@ -430,19 +435,21 @@ def compare_command(
             _usage("compare needs two or more recordings; {} gives {}".format(
                 " ".join(str(p) for p in paths), len(recordings)))
         comparison = compare(recordings, clock_mhz)
-        metrics_of = None
+        found = None  # each recording's metrics, when not its summary's own
         if stat is not BlockStat.first:
-            from .compare.blockstats import MissingBlocks, over_blocks, stat_metrics
+            from .compare.blockstats import MissingBlocks, over_blocks, read_blocks, stat_metrics
             try:
-                comparison = over_blocks(comparison, stat.value)
+                blocks = [read_blocks(recording, stat.value) for recording in recordings]
             except MissingBlocks as exc:
                 _usage(str(exc))
+            comparison = over_blocks(comparison, stat.value, blocks)
             # With --stat, a budget holds the stages' statistic, as the table shows it.
-            metrics_of = lambda recording: stat_metrics(recording, stat.value)  # noqa: E731
+            found = [stat_metrics(recording, data, stat.value)
+                     for recording, data in zip(recordings, blocks)]
         checks = None
         if budget is not None:  # a pattern that matches nothing: a usage error, first
             from .budget import check_budget
-            checks = check_budget(budget, recordings, metrics_of)
+            checks = check_budget(budget, recordings, found)
         if checks is not None:
             comparison = comparison.with_checks(checks)
         text = FORMATS[output_format.value].render(comparison)
@@ -501,8 +508,7 @@ def blocks_command(
         from .blocks import extract_blocks
         from .output import write_output_from
 
-        if not 0 <= timeout < float("inf"):  # as extract's: negative, nan or inf
-            _usage("--timeout {}: give a number of seconds (0: no limit)".format(timeout))
+        _check_timeout(timeout)
         rules = load_rules(rules_file)
         target = output or STDOUT
         if profile.is_dir():

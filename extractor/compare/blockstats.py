@@ -56,10 +56,9 @@ def read_blocks(recording: Recording, stat: str) -> dict:
     return data
 
 
-def stage_rows(recordings: List[Recording], stat: str) -> List[Row]:
-    """The stage rows and their total, `stat` over each recording's blocks; a stage
-    absent from a recording's blocks is None there."""
-    blocks = [read_blocks(recording, stat) for recording in recordings]
+def stage_rows(blocks: List[dict], stat: str) -> List[Row]:
+    """The stage rows and their total, `stat` over each recording's blocks (`blocks`:
+    each one's read_blocks); a stage absent from a recording's blocks is None there."""
     labels: List[str] = []
     for each in blocks:
         labels.extend(label for label in each["stats"] if label not in labels)
@@ -74,11 +73,10 @@ def stage_rows(recordings: List[Recording], stat: str) -> List[Row]:
     return rows
 
 
-def stat_metrics(recording: Recording, stat: str) -> dict:
+def stat_metrics(recording: Recording, data: dict, stat: str) -> dict:
     """The recording's metrics (metrics.metrics) with `stage:<label>` and `stages:total`
-    taken as `stat` over its blocks, as the comparison's stage rows show them: what
-    compare --budget checks with --stat."""
-    data = read_blocks(recording, stat)
+    taken as `stat` over its blocks (`data`: its read_blocks), as the comparison's stage
+    rows show them: what compare --budget checks with --stat."""
     found = {names.stage_metric(label): stats[stat]
              for label, stats in data["stats"].items() if stats}
     if data["total"]:
@@ -89,10 +87,10 @@ def stat_metrics(recording: Recording, stat: str) -> dict:
     return found
 
 
-def over_blocks(comparison: Comparison, stat: str) -> Comparison:
+def over_blocks(comparison: Comparison, stat: str, blocks: List[dict]) -> Comparison:
     """`comparison` with its stage rows (and their total) showing `stat` over all
-    blocks; unchanged for `first`. MissingBlocks when a blocks.json is missing."""
+    blocks (`blocks`: each recording's read_blocks); unchanged for `first`."""
     if stat == FIRST:
         return comparison
     rest = [row for row in comparison.rows if row.section not in (STAGES, STAGE_TOTAL)]
-    return comparison._replace(rows=stage_rows(comparison.recordings, stat) + rest)
+    return comparison._replace(rows=stage_rows(blocks, stat) + rest)
