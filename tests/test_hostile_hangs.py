@@ -153,28 +153,15 @@ def test_a_fifo_in_place_of_a_summary_does_not_hold_up_the_next_batch(tmp_path):
 
 # ---- item 4: --timeout ---------------------------------------------------------------
 
-def test_a_single_run_past_its_time_limit_ends_in_one_line(tmp_path):
+# extract blocks classifies every step name too: the same hang, the same limit.
+@pytest.mark.parametrize("command, name", [([], "summary.json"), (["blocks"], "blocks.json")],
+                         ids=["extract", "blocks"])
+def test_a_single_run_past_its_time_limit_ends_in_one_line(tmp_path, command, name):
     profile = evil_profile(tmp_path / "case")
     rules = evil_rules(tmp_path)
-    out = tmp_path / "out" / "summary.json"
+    out = tmp_path / "out" / name
     for target in (out, "-"):
-        result = run_extract(profile, "--rules", rules, "--timeout", "1", "-o", target,
-                             timeout=ENDS_WITHIN)
-        assert result.code == 1, result
-        assert result.stderr == "extract: error: {}: took longer than 1 s (--timeout): " \
-                                "ended\n".format(profile)
-        assert result.stdout == b""
-    assert not out.parent.exists() or list(out.parent.iterdir()) == []
-    no_partial_files(tmp_path)
-
-
-def test_extract_blocks_past_its_time_limit_ends_in_one_line(tmp_path):
-    # extract blocks classifies every step name: the same hang, the same limit.
-    profile = evil_profile(tmp_path / "case")
-    rules = evil_rules(tmp_path)
-    out = tmp_path / "out" / "blocks.json"
-    for target in (out, "-"):
-        result = run_extract("blocks", profile, "--rules", rules, "--timeout", "1", "-o",
+        result = run_extract(*command, profile, "--rules", rules, "--timeout", "1", "-o",
                              target, timeout=ENDS_WITHIN)
         assert result.code == 1, result
         assert result.stderr == "extract: error: {}: took longer than 1 s (--timeout): " \
@@ -182,7 +169,7 @@ def test_extract_blocks_past_its_time_limit_ends_in_one_line(tmp_path):
         assert result.stdout == b""
     assert not out.parent.exists() or list(out.parent.iterdir()) == []
     no_partial_files(tmp_path)
-    bad = run_extract("blocks", profile, "--timeout", "-1")
+    bad = run_extract(*command, profile, "--timeout", "-1")
     assert bad.code == 2 and bad.stderr == ("extract: error: --timeout -1.0: give a number "
                                             "of seconds (0: no limit)\n"), bad
 
