@@ -195,10 +195,20 @@ def golden_profile(tmp_path):
 
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
-    """The project's wheel (pip wheel), built once for the tests that unpack it."""
-    dist = tmp_path_factory.mktemp("dist")
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                           str(dist), str(REPO)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    """The project's wheel (pip wheel), built once for the tests that unpack it: once in
+    all, when pytest-xdist's workers share a base folder (the first to take the lock
+    builds it, the others wait and find it)."""
+    import fcntl
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the workers' folders sit side by side in it
+    dist = shared / "wheel-dist"
+    with open(str(shared / "wheel.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not list(dist.glob("popvision_extractor-*.whl")):
+            done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
+                                   "-w", str(dist), str(REPO)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            assert done.returncode == 0, done.stderr.decode()[-2000:]
     return next(dist.glob("popvision_extractor-*.whl"))

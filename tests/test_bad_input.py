@@ -49,27 +49,20 @@ def expected_outcome(case, profile: Path, label: str):
     return "either", None
 
 
-@pytest.fixture(scope="session")
-def single_runs(tmp_path_factory):
-    """Every case damaged in its own folder and extracted alone (in this process: one at
-    a time)."""
-    root = tmp_path_factory.mktemp("single")
-    prepared = []
-    for case in CASES:
-        folder = root / slug(case.name)
-        profile = bad.write_base(folder)
-        case.damage(folder)
-        out = root / (slug(case.name) + ".out")
-        out.mkdir()
-        (out / "summary.json").write_bytes(PREVIOUS)
-        outcome = expected_outcome(case, profile, str(profile))
-        prepared.append((case, folder, profile, out, folder_state(folder), outcome))
-
-    def run(item):
-        case, folder, profile, out, before, outcome = item
-        return case.name, (item, invoke_extract(profile, "-o", out / "summary.json", timeout=60))
-
-    return dict(map(run, prepared))
+def extract_alone(case, root: Path):
+    """The case damaged in its own folder under `root` and extracted alone, over a
+    previous summary: (folder, profile, out, the folder's state before, expected outcome,
+    the run's result)."""
+    folder = root / slug(case.name)
+    profile = bad.write_base(folder)
+    case.damage(folder)
+    out = root / (slug(case.name) + ".out")
+    out.mkdir()
+    (out / "summary.json").write_bytes(PREVIOUS)
+    outcome = expected_outcome(case, profile, str(profile))
+    before = folder_state(folder)
+    result = invoke_extract(profile, "-o", out / "summary.json", timeout=60)
+    return folder, profile, out, before, outcome, result
 
 
 def check_error_line(stderr: str, source: str, pattern: str) -> str:
@@ -82,10 +75,9 @@ def check_error_line(stderr: str, source: str, pattern: str) -> str:
     return lines[0]
 
 
-@pytest.mark.xdist_group("single_runs")  # the corpus is extracted once, on one worker
-@pytest.mark.parametrize("name", [c.name for c in CASES])
-def test_case_alone(single_runs, name):
-    (case, folder, profile, out, before, (kind, expected)), result = single_runs[name]
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_case_alone(tmp_path, case):
+    folder, profile, out, before, (kind, expected), result = extract_alone(case, tmp_path)
     assert folder_state(folder) == before  # input bytes unchanged, nothing beside it
     written = (out / "summary.json").read_bytes()
     assert sorted(p.name for p in out.iterdir()) == ["summary.json"]  # no partial file

@@ -27,7 +27,6 @@ def test_a_batch_writes_what_a_single_run_writes(tmp_path, pva):
             assert (tmp_path / "out" / name / output).read_bytes() == written, (name, output)
 
 
-@pytest.mark.xdist_group("wheel")  # one build of the wheel, on one worker
 def test_the_wheel_carries_every_subpackage(tmp_path, wheel):
     # Run from an unpacked wheel, away from the checkout: a batch (extractor.batch), a
     # comparison with its chart (extractor.compare) and inspect (extractor.diagnose).

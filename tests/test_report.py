@@ -336,7 +336,6 @@ def test_errors_are_one_line(tmp_path):
         assert result.stderr.count("\n") == 1
 
 
-@pytest.mark.xdist_group("wheel")  # one build of the wheel, on one worker
 def test_the_wheel_carries_the_templates(tmp_path, wheel):
     with zipfile.ZipFile(str(wheel)) as archive:
         names = set(archive.namelist())

@@ -264,7 +264,6 @@ def test_package_imports_without_pva():
     assert done.stdout.strip() == b"summarize"
 
 
-@pytest.mark.xdist_group("wheel")  # one build of the wheel, on one worker
 def test_wheel_carries_the_default_rules(tmp_path, wheel):
     import subprocess
     # The distribution's name is not the package's: "extractor" on the index is another
