@@ -1,4 +1,5 @@
-"""blocks.json's three formats (blocks-spec.md, "Other formats").
+"""blocks.json's three formats (blocks-spec.md, "Other formats"), and blocks.json read
+back (`read_blocks_json`) for compare --stat and the report.
 
 The bodies of a long trace are many (65,000 on a 1M-row trace), so JSON and CSV are
 written body by body as the pass closes them, by a writer a `blocks.BlockBodies` drives
@@ -17,7 +18,12 @@ summary._read_trace).
 import csv
 import io
 import json
+from pathlib import Path
 
+from .errors import BlocksFileError
+from .files import NotRegular, read_regular
+
+BLOCKS_NAME = "blocks.json"  # beside each summary.json
 LINE_END = "\r\n"
 FLUSH_EVERY = 512  # bodies gathered before a write
 
@@ -154,3 +160,37 @@ def to_markdown(statistics: dict) -> bytes:
         lines.append(_line("**total**", statistics["total"]))
     # A lone surrogate in a label (a name not UTF-8) is shown as \udXXX.
     return ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace")
+
+
+
+def blocks_path(summary_path) -> Path:
+    """Where the blocks.json of a summary.json is: beside it."""
+    return Path(summary_path).parent / BLOCKS_NAME
+
+
+def read_blocks_json(path) -> dict:
+    """The JSON object in the blocks.json at `path`; BlocksFileError naming it when it
+    cannot be read or is not a JSON object. What is inside is for its readers to check,
+    and to refuse with `not_blocks`."""
+    try:
+        raw = read_regular(path)
+    except NotRegular as exc:
+        raise BlocksFileError(path, str(exc)) from None
+    except OSError as exc:
+        raise BlocksFileError(path, "cannot read: {}".format(exc.strerror or exc)) from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise not_blocks(path, "not UTF-8 text") from None
+    except ValueError as exc:
+        raise not_blocks(path, "not JSON ({})".format(exc)) from None
+    except RecursionError:
+        raise not_blocks(path, "nested too deeply") from None
+    if not isinstance(data, dict):
+        raise not_blocks(path, "a JSON {} where it is an object".format(type(data).__name__))
+    return data
+
+
+def not_blocks(path, problem: str) -> BlocksFileError:
+    """The error for the blocks.json at `path` that is not as blocks-spec.md says."""
+    return BlocksFileError(path, "not a blocks file: " + problem)

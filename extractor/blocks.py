@@ -22,14 +22,6 @@ from .errors import ProfileError, shown_path
 from .rules import StageRules
 from .steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue, StepNames, whole
 
-BLOCKS_NAME = "blocks.json"
-
-
-def blocks_path(summary_path) -> Path:
-    """Where a batch writes blocks.json: beside the summary."""
-    return Path(summary_path).parent / BLOCKS_NAME
-
-
 def median_stage_cycles(bodies: "BlockBodies") -> dict:
     """{label: the median of its cycles over the blocks}, for a batch's index line."""
     return {label: stats["median"] for label, stats in bodies.statistics()["stats"].items()}

@@ -173,7 +173,7 @@ def _watch_single(profile: Path, output: str, csv: bool, timeout: float,
         from .steptables import csv_paths
         targets.extend(csv_paths(Path(output).parent))
     if blocks and targets:
-        from .blocks import blocks_path
+        from .blockformats import blocks_path
         targets.append(blocks_path(output))
     for target in targets:  # what the killed child was writing
         remove_abandoned(target)
@@ -214,7 +214,7 @@ def _extract_single(profile: Path, output: str, rules, quiet: bool, use_pva: boo
         extract_profile(profile, output, rules, use_pva=use_pva, on_extracted=warn)
         return
     if blocks:
-        from .blocks import blocks_path
+        from .blockformats import blocks_path
 
         if output == STDOUT:
             _usage("--blocks writes blocks.json beside the summary: give the summary a "

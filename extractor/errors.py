@@ -57,5 +57,10 @@ class SummaryFileError(ExtractorError):
     """A file given to `compare` is not a summary.json (or cannot be read)."""
 
 
+class BlocksFileError(ExtractorError):
+    """A blocks.json beside a summary cannot be read, or is not as blocks-spec.md
+    describes it."""
+
+
 class CompareError(ExtractorError):
     """Recordings that cannot be compared (nothing in common)."""

@@ -48,7 +48,7 @@ def extract_profile(profile, output, rules, *, use_pva: bool = True, csv: bool =
         from .steptables import csv_paths
         paths.extend(csv_paths(Path(output).parent))
     if blocks:
-        from .blocks import blocks_path
+        from .blockformats import blocks_path
         paths.append(blocks_path(output))
     paths.append(Path(output))
     with atomic_files(paths, strict) as handles:

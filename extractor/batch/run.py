@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Deque, List, NamedTuple, Optional, Union
 
 from .. import __version__
+from ..blockformats import blocks_path
+from ..blocks import median_stage_cycles
 from ..errors import ExtractorError, PvaMissingError, one_line, shown_path
 from ..files import read_regular
 from ..model import Summary
@@ -32,7 +34,6 @@ from ..output import remove_abandoned
 from ..pipeline import extract_profile
 from ..pvafacts import ENABLE_HINT
 from ..steptables import csv_paths
-from ..blocks import blocks_path, median_stage_cycles
 from ..stopping import STOP_SIGNALS, Stopped
 from .discover import BatchItem
 from .index import IndexWriter, index_name, known_entries, lock_index

@@ -4,15 +4,11 @@ the first body's cycles. Only the stage rows and their total change; the rest of
 comparison is the summaries' (`over_blocks` replaces those rows, nothing else).
 """
 
-import json
 import math
-from pathlib import Path
 from typing import List
 
 from .. import metrics as names
-from ..blocks import BLOCKS_NAME
-from ..errors import SummaryFileError
-from ..files import NotRegular, read_regular
+from ..blockformats import BLOCKS_NAME, blocks_path, not_blocks, read_blocks_json
 from .comparison import STAGE_TOTAL, STAGES, TOTAL, Comparison, Recording, Row, _with_change
 
 FIRST = "first"  # the first body's cycles, from summary.json: the comparison as it is
@@ -31,28 +27,21 @@ def unit_of(stat: str) -> str:
 
 def read_blocks(recording: Recording, stat: str) -> dict:
     """The blocks.json beside a recording's summary, checked as far as compare uses it."""
-    path = Path(recording.path).parent / BLOCKS_NAME
+    path = blocks_path(recording.path)
     if not path.exists() and not path.is_symlink():
         raise MissingBlocks("{}: no {} beside it, which --stat {} needs: extract with "
                             "--blocks".format(recording.path, BLOCKS_NAME, stat))
-    try:
-        data = json.loads(read_regular(path).decode("utf-8"))
-    except NotRegular as exc:
-        raise SummaryFileError(path, str(exc)) from exc
-    except OSError as exc:
-        raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc)) from exc
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise SummaryFileError(path, "not JSON: {}".format(exc)) from exc
-    if not isinstance(data, dict) or not isinstance(data.get("stats"), dict) or \
+    data = read_blocks_json(path)
+    if not isinstance(data.get("stats"), dict) or \
             not (data.get("total") is None or isinstance(data.get("total"), dict)):
-        raise SummaryFileError(path, "not a blocks.json (no \"stats\" object or \"total\")")
+        raise not_blocks(path, "no \"stats\" object or \"total\"")
     for label, stats in list(data["stats"].items()) + [("total", data["total"] or {})]:
         if not isinstance(stats, dict):
-            raise SummaryFileError(path, "stats of {!r} are not an object".format(label))
+            raise not_blocks(path, "stats of {!r} are not an object".format(label))
         value = stats.get(stat)
         if stats and (isinstance(value, bool) or not isinstance(value, (int, float))
                       or not math.isfinite(value)):
-            raise SummaryFileError(path, "{!r} of {!r} is not a number".format(stat, label))
+            raise not_blocks(path, "{!r} of {!r} is not a number".format(stat, label))
     return data
 
 

@@ -12,15 +12,9 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..batch.index import latest_by_output, read_entries
-from ..errors import ExtractorError
-from ..files import NotRegular, read_regular
+from ..blockformats import blocks_path, not_blocks, read_blocks_json
 
-BLOCKS_NAME = "blocks.json"
 FAILED = "failed"
-
-
-class BlocksFileError(ExtractorError):
-    """A blocks.json beside a summary is not as blocks-spec.md describes it."""
 
 
 class Failure(NamedTuple):
@@ -102,36 +96,16 @@ def _whole_or_null(value) -> bool:
 def read_blocks(summary_path: Path) -> Optional[Blocks]:
     """The blocks.json beside `summary_path`, or None when there is none.
     BlocksFileError when it is there but cannot be read or is not a blocks file."""
-    path = Path(summary_path).parent / BLOCKS_NAME
+    path = blocks_path(summary_path)
     if not path.exists() and not path.is_symlink():
         return None
-
-    def fail(problem: str):
-        raise BlocksFileError(path, problem)
-
-    try:
-        raw = read_regular(path)
-    except NotRegular as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail("cannot read: {}".format(exc.strerror or exc))
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        fail("not a blocks file: not UTF-8 text")
-    except ValueError as exc:
-        fail("not a blocks file: not JSON ({})".format(exc))
-    except RecursionError:
-        fail("not a blocks file: nested too deeply")
-    if not isinstance(data, dict):
-        fail("not a blocks file: a JSON {} where it is an object".format(
-            type(data).__name__))
+    data = read_blocks_json(path)
     stages = data.get("stages")
     if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
-        fail("not a blocks file: 'stages' is not a list of labels")
+        raise not_blocks(path, "'stages' is not a list of labels")
     blocks = data.get("blocks")
     if not isinstance(blocks, list):
-        fail("not a blocks file: 'blocks' is not a list")
+        raise not_blocks(path, "'blocks' is not a list")
     bodies = []
     for number, body in enumerate(blocks):
         cycles = body.get("cycles") if isinstance(body, dict) else None
@@ -139,8 +113,8 @@ def read_blocks(summary_path: Path) -> Optional[Blocks]:
                 and _is_int(body.get("block")) and isinstance(cycles, dict)
                 and all(isinstance(k, str) and _whole_or_null(v) for k, v in cycles.items())
                 and _whole_or_null(body.get("total"))):
-            fail("not a blocks file: blocks[{}] is not an object with whole numbers run, "
-                 "block, cycles per label and total".format(number))
+            raise not_blocks(path, "blocks[{}] is not an object with whole numbers run, "
+                             "block, cycles per label and total".format(number))
         per_stage: Dict[str, Optional[int]] = dict(body["cycles"])
         bodies.append(Body(body["run"], body["block"], per_stage, body.get("total")))
     return Blocks(path, list(stages), bodies)
