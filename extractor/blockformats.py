@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 from .errors import BlocksFileError
-from .files import NotRegular, read_regular
+from .files import read_input
 
 BLOCKS_NAME = "blocks.json"  # beside each summary.json
 LINE_END = "\r\n"
@@ -172,12 +172,7 @@ def read_blocks_json(path) -> dict:
     """The JSON object in the blocks.json at `path`; BlocksFileError naming it when it
     cannot be read or is not a JSON object. What is inside is for its readers to check,
     and to refuse with `not_blocks`."""
-    try:
-        raw = read_regular(path)
-    except NotRegular as exc:
-        raise BlocksFileError(path, str(exc)) from None
-    except OSError as exc:
-        raise BlocksFileError(path, "cannot read: {}".format(exc.strerror or exc)) from None
+    raw = read_input(path, BlocksFileError)
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

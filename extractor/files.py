@@ -65,3 +65,15 @@ def read_regular(path) -> bytes:
     """The bytes of the regular file `path` (NotRegular or OSError otherwise)."""
     with os.fdopen(open_regular(path), "rb") as handle:
         return handle.read()
+
+
+def read_input(path, error) -> bytes:
+    """The bytes of the regular file at `path` (read_regular); when it is not one or
+    cannot be read, `error(path, problem)` raised: NotRegular's words, or "cannot read:
+    <reason>". `error`: the ExtractorError class of the command's input."""
+    try:
+        return read_regular(path)
+    except NotRegular as exc:
+        raise error(path, str(exc)) from None
+    except OSError as exc:
+        raise error(path, "cannot read: {}".format(exc.strerror or exc)) from None

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NamedTuple, NoReturn, Pattern, Tuple
 
 from .errors import RulesError
-from .files import NotRegular, read_regular
+from .files import read_input
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -64,12 +64,7 @@ def default_rules_path() -> Path:
 def load_rules(path=None) -> StageRules:
     """Read and check a rules file (the defaults when `path` is None)."""
     path = Path(path) if path is not None else default_rules_path()
-    try:
-        raw = read_regular(path)  # a FIFO or a device is refused, never waited on
-    except NotRegular as exc:
-        raise RulesError(path, str(exc)) from exc
-    except OSError as exc:
-        raise RulesError(path, "cannot read: {}".format(exc.strerror or exc)) from exc
+    raw = read_input(path, RulesError)  # a FIFO or a device is refused, never waited on
     try:
         # utf-8-sig: a byte-order mark (some Windows editors write one) is not TOML text.
         data = tomllib.loads(raw.decode("utf-8-sig"))
