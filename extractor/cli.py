@@ -4,7 +4,9 @@
 named (`extract --help` lists them).
 """
 
+import errno
 import os
+import sys
 import traceback
 from enum import Enum
 from pathlib import Path
@@ -64,6 +66,8 @@ def say(kind: str, message: str) -> None:
 
 def _version(value: bool):
     if value:
+        if sys.stdout is None:  # `extract --version >&-`: typer would print nothing, exit 0
+            raise OSError(errno.EBADF, "standard output is closed")
         typer.echo("{} {}".format(PROG, __version__))
         raise typer.Exit()
 
@@ -720,4 +724,13 @@ def _same_file(output: Path, profile: Path) -> bool:
 
 def main(argv: Optional[List[str]] = None) -> None:
     """The console script's entry point."""
-    app(args=argv, prog_name=PROG)
+    try:
+        app(args=argv, prog_name=PROG)
+    except OSError as exc:
+        # Only what typer writes itself gets here (--help, --version, on a full disk, say):
+        # every command reports its own output's errors. One line, as theirs.
+        from .output import discard_stdout
+
+        discard_stdout()
+        say("error", "<stdout>: cannot write: {}".format(exc.strerror or exc))
+        sys.exit(1)

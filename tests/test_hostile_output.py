@@ -446,3 +446,23 @@ def test_stdout_whose_reader_has_gone_is_one_line_without_noise(tmp_path, comman
         os.close(write_end)
     assert code == 1, stderr
     check_error_line(stderr, "<stdout>", r"^cannot write: Broken pipe$")
+
+
+# What typer writes itself (--help, --version), before any command runs: the same one
+# line as a command's own output, never a traceback.
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["compare", "--help"]],
+                         ids=["version", "help", "compare-help"])
+def test_help_and_version_onto_a_full_disk_are_one_line(tmp_path, args):
+    full = tmp_path / "full"
+    os.mknod(str(full), 0o666 | stat.S_IFCHR, os.makedev(1, 7))  # a second /dev/full
+    with full.open("wb") as handle:
+        code, stderr = run_with(args, stdout=handle)
+    assert code == 1, stderr
+    check_error_line(stderr, "<stdout>", r"^cannot write: No space left on device$")
+
+
+def test_version_onto_a_closed_stdout_is_one_line():
+    code, stderr = run_with(["--version"], preexec_fn=closed_stdout)
+    assert code == 1, stderr
+    check_error_line(stderr, "<stdout>", r"^cannot write: standard output is closed$")
