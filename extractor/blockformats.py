@@ -162,7 +162,6 @@ def to_markdown(statistics: dict) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace")
 
 
-
 def blocks_path(summary_path) -> Path:
     """Where the blocks.json of a summary.json is: beside it."""
     return Path(summary_path).parent / BLOCKS_NAME
