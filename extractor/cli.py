@@ -729,8 +729,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     except OSError as exc:
         # Only what typer writes itself gets here (--help, --version, on a full disk, say):
         # every command reports its own output's errors. One line, as theirs.
-        from .output import discard_stdout
+        from .output import stdout_failed
 
-        discard_stdout()
-        say("error", "<stdout>: cannot write: {}".format(exc.strerror or exc))
+        say("error", str(stdout_failed(exc)))
         sys.exit(1)

@@ -324,8 +324,7 @@ def write_output(target, data: bytes) -> None:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
         except OSError as exc:
-            discard_stdout()
-            raise OutputError("<stdout>", "cannot write: {}".format(exc.strerror or exc)) from exc
+            raise stdout_failed(exc) from exc
     else:
         write_atomic(target, data)
 
@@ -349,11 +348,17 @@ def write_output_from(target, source, chunk: int = 1 << 20) -> None:
             sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     except OSError as exc:
-        discard_stdout()
-        raise OutputError("<stdout>", "cannot write: {}".format(exc.strerror or exc)) from exc
+        raise stdout_failed(exc) from exc
 
 
-def discard_stdout() -> None:
+def stdout_failed(exc: OSError) -> OutputError:
+    """The error for a write to standard output that failed with `exc`; what is left
+    buffered there is discarded first."""
+    _discard_stdout()
+    return OutputError("<stdout>", "cannot write: {}".format(exc.strerror or exc))
+
+
+def _discard_stdout() -> None:
     # What could not be written stays buffered, and Python would try again at exit and
     # print "Exception ignored ... BrokenPipeError": send it to /dev/null instead.
     try:
