@@ -64,3 +64,10 @@ class BlocksFileError(ExtractorError):
 
 class CompareError(ExtractorError):
     """Recordings that cannot be compared (nothing in common)."""
+
+
+class UsageError(ExtractorError):
+    """The command line asks for something extract will not do (an output that is one of
+    the command's own inputs, say). Exit code 2."""
+
+    exit_code = 2
