@@ -14,6 +14,7 @@ from ..batch.discover import SUMMARY_NAME
 from .. import metrics as names
 from ..metrics import mask_ids
 from ..model import MinMeanMax, Summary
+from ..provenance import Origin, Origins
 
 
 # ---- reading recordings ------------------------------------------------------------
@@ -23,6 +24,8 @@ class Recording(NamedTuple):
     label: str
     path: Path
     summary: Summary
+    # Where it stands against its batch's index (provenance.py); None: not looked up.
+    origin: Optional[Origin] = None
 
 
 class _Found(NamedTuple):
@@ -110,8 +113,34 @@ def load_recordings(arguments: Sequence, labels: Sequence[str] = ()) -> List[Rec
         if names.index(name) != index:
             raise ValueError("two recordings are labelled {!r}: give each its own --label"
                              .format(name))
-    return [Recording(name, item.path, Summary.read(item.path))
+    origins = Origins()
+    return [Recording(name, item.path, Summary.read(item.path), origins.of(item.path))
             for name, item in zip(names, found)]
+
+
+def files_read(recordings: Sequence[Recording]) -> List[Path]:
+    """What reading these recordings reads or may read: each summary, the blocks.json
+    beside it and its batch folder's index files (for an output that must not be one)."""
+    from ..blockformats import blocks_path
+
+    files: List[Path] = []
+    for recording in recordings:
+        files += [recording.path, blocks_path(recording.path)]
+        batch = recording.origin.batch if recording.origin else None
+        if batch is not None:
+            files += sorted(batch.glob("index*.jsonl"))
+    return files
+
+
+def folders_read(arguments: Sequence, recordings: Sequence[Recording]) -> List[Path]:
+    """The folders whose batch files these recordings come from: the folder arguments,
+    each recording's folder and its batch folder."""
+    folders = [Path(a) for a in arguments if Path(a).is_dir()]
+    for recording in recordings:
+        folders.append(recording.path.parent)
+        if recording.origin is not None and recording.origin.batch is not None:
+            folders.append(recording.origin.batch)
+    return folders
 
 
 # ---- the comparison ----------------------------------------------------------------

@@ -15,6 +15,7 @@ from .. import __version__
 from ..compare.comparison import percent_change
 from ..metrics import (ALLOCATED_MEMORY, DEVICE_SPAN, DEVICE_SPAN_MEAN, EXCHANGE_MEMORY,
                        QKV_EXECUTIONS, STAGE, STAGES_TOTAL, device_span_metric, metrics)
+from ..provenance import blocks_belonging, record_note, stale_problem
 from .batchinfo import Blocks, IndexFacts, read_blocks
 
 EXCHANGE_MEMORY_MAX = EXCHANGE_MEMORY + "max"
@@ -323,6 +324,14 @@ def check_lines(checks) -> List[CheckLine]:
 # ---- the page ------------------------------------------------------------------------
 
 
+class Untrusted(NamedTuple):
+    """A file the page does not show as current, and why (provenance.py's rule)."""
+
+    recording: str  # its label
+    path: str
+    problem: str
+
+
 class Page(NamedTuple):
     title: str
     made_at: str
@@ -341,6 +350,8 @@ class Page(NamedTuple):
     verdict_symbols: Dict[str, str]
     verdict_words: Dict[str, str]
     status_symbols: Dict[str, str]
+    # Recordings and blocks.json files that are not what their batch last wrote.
+    untrusted: List["Untrusted"]
 
 
 def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
@@ -364,11 +375,22 @@ def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
                              cells))
     stage_names = [c.heading for c in columns if c.metric.startswith(STAGE)]
     chart = build_chart(rows, stage_names, [r.summary.stage_cycles() for r in recordings])
-    heat_maps = []
+    heat_maps, untrusted = [], []
     for recording in recordings:
+        note = None if recording.origin is None else (
+            stale_problem(recording.origin) or record_note(recording.origin))
+        if note is not None:
+            untrusted.append(Untrusted(recording.label, str(recording.path), note))
         blocks = read_blocks(recording.path)
-        if blocks is not None:
+        if blocks is None:
+            continue
+        problem = blocks_belonging(recording)
+        if problem is None:
             heat_maps.append(build_heat_map(recording.label, blocks))
+        else:  # never drawn as current: said instead
+            untrusted.append(Untrusted(recording.label, str(blocks.path),
+                                       "not drawn: it does not belong to the summary "
+                                       "beside it: " + problem))
     lines = None if checks is None else check_lines(checks)
     counts = {status: sum(1 for line in lines or () if line.status == status)
               for status in CHECK_STATUSES}
@@ -376,7 +398,7 @@ def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
     return Page(title or DEFAULT_TITLE, made.strftime("%Y-%m-%d %H:%M:%S UTC"), __version__,
                 len(recordings), recordings[baseline].label, index, columns, rows, chart,
                 heat_maps, lines, counts, STAGE_COLOURS, HEAT_LEVELS, VERDICT_SYMBOLS,
-                VERDICT_WORDS, STATUS_SYMBOLS)
+                VERDICT_WORDS, STATUS_SYMBOLS, untrusted)
 
 
 def render_page(page: Page) -> bytes:
