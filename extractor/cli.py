@@ -322,8 +322,19 @@ def merge(
             for lock in locks:
                 os.close(lock)
 
-    count = _report_errors(merge_locked)
+    count = _report_errors(_stoppable(merge_locked))
     typer.echo("{}: {} profiles".format(shown_path(outdir / "index.jsonl"), count), err=True)
+
+
+def _stoppable(action):
+    """`action` to be run by _report_errors with SIGTERM and SIGHUP ending it as Ctrl-C
+    does: one line, exit 128 + the signal, no temporary file left (atomic writes unwind)."""
+    def stoppable():
+        from .stopping import raise_on_stop_signals
+
+        raise_on_stop_signals()
+        return action()
+    return stoppable
 
 
 def _report_errors(action, debug: Optional[bool] = None):
@@ -414,7 +425,7 @@ def compare_command(
 ):
     """Compare recordings: one table, recordings as columns, changes against the first."""
     from .compare.chart import CHART_SUFFIXES, write_chart
-    from .compare.comparison import compare, load_recordings
+    from .compare.comparison import compare
     from .compare.formats import FORMATS
 
     # Beyond these, milliseconds come out absurd, or infinite (1e-320) or zero.
@@ -431,10 +442,9 @@ def compare_command(
         if budget_file is not None:  # a bad budget file is told before any summary is read
             from .budget import load_budget
             budget = load_budget(budget_file)
-        try:
-            recordings = load_recordings(paths, labels)
-        except ValueError as exc:
-            _usage(str(exc))
+        recordings = _read_recordings(paths, labels, [("--chart", chart), ("--junit", junit)],
+                                      [budget_file] if budget_file else [],
+                                      gate=budget is not None)
         if len(recordings) < 2:
             _usage("compare needs two or more recordings; {} gives {}".format(
                 " ".join(str(p) for p in paths), len(recordings)))
@@ -442,10 +452,13 @@ def compare_command(
         found = None  # each recording's metrics, when not its summary's own
         if stat is not BlockStat.first:
             from .compare.blockstats import MissingBlocks, over_blocks, read_blocks, stat_metrics
+            from .provenance import require_belonging
             try:
                 blocks = [read_blocks(recording, stat.value) for recording in recordings]
             except MissingBlocks as exc:
                 _usage(str(exc))
+            for recording, data in zip(recordings, blocks):
+                require_belonging(recording, data)
             comparison = over_blocks(comparison, stat.value, blocks)
             # With --stat, a budget holds the stages' statistic, as the table shows it.
             found = [stat_metrics(recording, data, stat.value)
@@ -472,7 +485,7 @@ def compare_command(
             if gate_failed(checks):
                 raise typer.Exit(3)
 
-    _report_errors(compare_and_print, debug)
+    _report_errors(_stoppable(compare_and_print), debug)
 
 
 class BlocksFormat(str, Enum):
@@ -556,14 +569,23 @@ _LABEL_HELP = ("Name the recordings in order, instead of by their folders; repea
                "per recording (the first ones if fewer).")
 
 
-def _load_recordings(paths, labels):
-    """compare's recordings, a bad --label being a usage error."""
-    from .compare.comparison import load_recordings
+def _read_recordings(paths, labels, outputs, inputs=(), gate: bool = False):
+    """The recordings of compare, table and report: read (a bad --label being a usage
+    error), the outputs checked against them before anything is written (never one of
+    the inputs, see output.check_outputs), and what their batch's index says of each
+    told (provenance.tell_origins: warnings; with `gate`, an error)."""
+    from .compare.comparison import files_read, folders_read, load_recordings
+    from .output import check_outputs
+    from .provenance import tell_origins
 
     try:
-        return load_recordings(paths, labels)
+        recordings = load_recordings(paths, labels)
     except ValueError as exc:
         _usage(str(exc))
+    check_outputs(outputs, files_read(recordings) + list(inputs),
+                  folders_read(paths, recordings))
+    tell_origins(recordings, lambda text: say("warning", text), gate=gate)
+    return recordings
 
 
 @app.command("table")
@@ -585,10 +607,10 @@ def table_command(
     def make_table():
         from .report.table import table_bytes
 
-        recordings = _load_recordings(paths, labels)
+        recordings = _read_recordings(paths, labels, [("-o", output)])
         write_output(output or STDOUT, table_bytes(recordings, table_format.value))
 
-    _report_errors(make_table, debug)
+    _report_errors(_stoppable(make_table), debug)
 
 
 @app.command("report")
@@ -621,7 +643,8 @@ def report_command(
         if budget_file is not None:  # usage errors before any summary is read, as compare's
             from .budget import load_budget
             budget = load_budget(budget_file)
-        recordings = _load_recordings(paths, labels)
+        recordings = _read_recordings(paths, labels, [("-o", output)],
+                                      [budget_file] if budget_file else [])
         index = 0
         if baseline is not None:
             shown = [r.label for r in recordings]
@@ -636,9 +659,12 @@ def report_command(
             checks = check_budget(budget, ordered)
         page = build_page(recordings, read_index_facts(paths), baseline=index, title=title,
                           checks=checks)
+        for item in page.untrusted:  # the summaries' were told with the recordings
+            if item.path not in {str(r.path) for r in recordings}:
+                say("warning", "{}: {}".format(item.path, item.problem))
         write_output(output or STDOUT, render_page(page))
 
-    _report_errors(make_report, debug)
+    _report_errors(_stoppable(make_report), debug)
 
 
 def _print(answer: dict, as_json: bool, as_text) -> None:
@@ -670,7 +696,8 @@ def inspect_command(
 ):
     from .diagnose.inspection import inspect_profile, inspect_text
 
-    answer = _report_errors(lambda: inspect_profile(profile, exact=exact, use_pva=not no_pva))
+    answer = _report_errors(_stoppable(
+        lambda: inspect_profile(profile, exact=exact, use_pva=not no_pva)))
     _report_errors(lambda: _print(answer, as_json, inspect_text))
 
 
@@ -690,7 +717,8 @@ def stages_command(
 ):
     from .diagnose.stagecheck import check_stages, stages_text
 
-    answer = _report_errors(lambda: check_stages(profile, load_rules(rules_file), top=top))
+    answer = _report_errors(_stoppable(
+        lambda: check_stages(profile, load_rules(rules_file), top=top)))
     _report_errors(lambda: _print(answer, as_json, stages_text))
 
 
@@ -709,7 +737,7 @@ def doctor_command(
 ):
     from .diagnose.doctor import doctor_text, run_checks
 
-    answer = _report_errors(lambda: run_checks(profile))
+    answer = _report_errors(_stoppable(lambda: run_checks(profile)))
     _report_errors(lambda: _print(answer, as_json, doctor_text))
     if not answer["ok"]:
         raise typer.Exit(1)
