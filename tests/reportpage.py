@@ -1,6 +1,7 @@
 """Helpers for the report's tests: hand-made batch folders (summaries, an index, a
 blocks.json) and a small tree of a page's HTML, parsed by the standard library."""
 
+import hashlib
 import json
 import shutil
 from html.parser import HTMLParser
@@ -90,8 +91,15 @@ def write_summary(folder: Path, source: Path = A, edit=None) -> Path:
 
 
 def write_index(folder: Path, entries) -> None:
+    """folder/index.jsonl with these lines; an ok line whose summary is there records its
+    SHA-256, as the batch does (unless the line gives one)."""
     with (folder / "index.jsonl").open("w", encoding="utf-8") as handle:
         for entry in entries:
+            summary = folder / entry.get("summary", "")
+            if entry.get("status") == "ok" and "summary_sha256" not in entry \
+                    and summary.is_file():
+                entry = dict(entry, summary_sha256=hashlib.sha256(
+                    summary.read_bytes()).hexdigest())
             handle.write(json.dumps(entry) + "\n")
 
 
@@ -102,3 +110,18 @@ def index_entry(summary: str, profile: str, status="ok", warnings=(), reason=Non
     if reason is not None:
         entry["reason"] = reason
     return entry
+
+
+def record_blocks(folder: Path) -> None:
+    """The batch index above `folder` records the blocks.json in it as written with its
+    summary (`blocks` true and its SHA-256), as a batch run with --blocks does."""
+    index = folder.parent / "index.jsonl"
+    if not index.exists():
+        return
+    key = "{}/summary.json".format(folder.name)
+    digest = hashlib.sha256((folder / "blocks.json").read_bytes()).hexdigest()
+    lines = [json.loads(line) for line in index.read_text(encoding="utf-8").splitlines()]
+    for line in lines:
+        if line.get("summary") == key:
+            line.update(blocks=True, blocks_sha256=digest)
+    index.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")

@@ -13,7 +13,7 @@ import zipfile
 import pytest
 
 from conftest import invoke_extract
-from reportpage import A, B, index_entry, parse, write_index, write_summary
+from reportpage import A, B, index_entry, parse, record_blocks, write_index, write_summary
 
 HOSTILE_LABEL = '</script><script>alert("x")</script> & \'q\' <b>\u00e9\u6f22</b>'
 HOSTILE_STAGE = '<img src=x onerror=alert(1)> & "MLP" \u00fc'
@@ -236,6 +236,7 @@ def blocks_file(folder):
     data = {"profile": "p.pop", "stages": [qkv, up, ODD, "other"], "blocks": blocks,
             "stats": {}, "total": None}  # stats are not read by the report
     (folder / "blocks.json").write_text(json.dumps(data, indent=2))
+    record_blocks(folder)
 
 
 def test_heat_map_of_blocks_and_stages(tmp_path):
@@ -364,6 +365,8 @@ def test_a_long_blocks_file_shows_its_first_blocks_and_the_slowest(tmp_path):
     bodies[count - 5]["cycles"]["PV"] = bodies[count - 5]["total"] = 900  # the slowest
     (out / "long" / "blocks.json").write_text(json.dumps(
         {"profile": "p", "stages": ["PV"], "blocks": bodies, "stats": {}, "total": None}))
+    write_index(out, [index_entry("long/summary.json", "runs/long/profile.pop")])
+    record_blocks(out / "long")  # as a batch run with --blocks vouches for it
     page = parse(made(tmp_path, out))
     details = page.find("details", cls="heat-map")
     rows = details.find("tbody").find_all("tr")
