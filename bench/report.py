@@ -16,6 +16,7 @@ through Playwright and finds one row per recording; sorting by a column is timed
 """
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -60,7 +61,8 @@ def make_batch(folder: Path, count: int, seed: int = 13) -> Path:
         data["profile"] = "runs/{}/profile.pop".format(name)
         target = out / name
         target.mkdir(parents=True)
-        (target / "summary.json").write_text(json.dumps(data, indent=2))
+        summary_text = json.dumps(data, indent=2).encode()
+        (target / "summary.json").write_bytes(summary_text)
         stages = [k["stage"] for k in data["kernels"]]
         bodies = []
         for run in range(1, RUNS + 1):
@@ -70,11 +72,16 @@ def make_batch(folder: Path, count: int, seed: int = 13) -> Path:
                 bodies.append({"run": run, "block": block, "first_step": 100 * block,
                                "end_step": 100 * block + 99, "kernels": len(cycles),
                                "cycles": cycles, "total": sum(cycles.values())})
-        (target / "blocks.json").write_text(json.dumps(
+        blocks_text = json.dumps(
             {"profile": data["profile"], "stages": stages + ["other"], "blocks": bodies,
-             "stats": {}, "total": None}, indent=2))
+             "stats": {}, "total": None}, indent=2).encode()
+        (target / "blocks.json").write_bytes(blocks_text)
+        # The hashes a batch run with --blocks records: without them the report would
+        # not take the blocks.json files as their summaries' (and draw no heat map).
         entry = {"summary": name + "/summary.json", "profile": data["profile"],
-                 "status": "ok", "warnings": [], "finished_at": "2026-01-01T00:00:00+00:00"}
+                 "status": "ok", "warnings": [], "finished_at": "2026-01-01T00:00:00+00:00",
+                 "summary_sha256": hashlib.sha256(summary_text).hexdigest(),
+                 "blocks": True, "blocks_sha256": hashlib.sha256(blocks_text).hexdigest()}
         if number % 10 == 3:
             entry["warnings"] = ["an inference without an end (synthetic warning)"]
         entries.append(entry)
