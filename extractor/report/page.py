@@ -34,6 +34,15 @@ HEAT_LEVELS = 9  # heat map shades, from the column's least cycles (0) to its mo
 # would otherwise make the page too big to open. The shades and the slowest block are
 # still worked out over them all, and the slowest is shown even beyond the limit.
 MAX_HEAT_ROWS = 200
+# And at most this many stages (columns, besides the total): the first that have cycles,
+# in the blocks.json's "stages" order (then any other labels its blocks have, sorted). A
+# hand-made or damaged file can have thousands of labels: 400 blocks of 40 labels each
+# made a 39 MB page. The total still counts every stage.
+MAX_HEAT_COLUMNS = 24
+# The page as a whole draws at most this many heat-map cells (about 30 bytes each: some
+# 3 MB); the heat maps past it are listed, not drawn. 201 rows of 25 columns are 5,025
+# cells: some 20 full heat maps fit.
+MAX_HEAT_CELLS = 100000
 
 
 # ---- the table -----------------------------------------------------------------------
@@ -243,15 +252,25 @@ class HeatMap(NamedTuple):
     slowest: Optional[str]  # "run 1, block 11: 123,456 cycles"
     bodies: int  # how many blocks the file has
     first_shown: int  # the rows show the first this many (MAX_HEAT_ROWS), and the slowest
+    stages_not_shown: int = 0  # stages with cycles beyond MAX_HEAT_COLUMNS: no column
+    drawn: bool = True  # False: past the page's MAX_HEAT_CELLS, listed only (no rows)
+
+    @property
+    def cells(self) -> int:
+        return sum(len(row.cells) for row in self.rows)
 
 
 def build_heat_map(label: str, blocks: Blocks) -> HeatMap:
     """Blocks by stages: each cell shaded by where it falls between its column's least
-    and most cycles, so that the slow block of each stage stands out."""
-    present = [s for s in blocks.stages if any(b.cycles.get(s) is not None
-                                               for b in blocks.bodies)]
-    present += sorted({s for b in blocks.bodies for s in b.cycles} - set(present)
-                      - set(blocks.stages))
+    and most cycles, so that the slow block of each stage stands out. At most
+    MAX_HEAT_COLUMNS stages get a column, and MAX_HEAT_ROWS blocks a row."""
+    with_cycles = {stage for body in blocks.bodies
+                   for stage, value in body.cycles.items() if value is not None}
+    listed = set(blocks.stages)
+    present = [s for s in dict.fromkeys(blocks.stages) if s in with_cycles]
+    present += sorted({s for b in blocks.bodies for s in b.cycles} - listed)
+    not_shown = max(0, len(present) - MAX_HEAT_COLUMNS)
+    present = present[:MAX_HEAT_COLUMNS]
     table = [[body.cycles.get(stage) for stage in present] + [body.total]
              for body in blocks.bodies]
     columns = present + ["total"]
@@ -286,7 +305,7 @@ def build_heat_map(label: str, blocks: Blocks) -> HeatMap:
         slowest = "run {}, block {}: {} cycles".format(body.run, body.block,
                                                        number_text(body.total))
     return HeatMap(label, str(blocks.path), columns, rows, slowest, len(blocks.bodies),
-                   min(len(blocks.bodies), MAX_HEAT_ROWS))
+                   min(len(blocks.bodies), MAX_HEAT_ROWS), not_shown)
 
 
 # ---- budget checks -------------------------------------------------------------------
@@ -365,10 +384,16 @@ def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
     stage_names = [c.heading for c in columns if c.metric.startswith(STAGE)]
     chart = build_chart(rows, stage_names, [r.summary.stage_cycles() for r in recordings])
     heat_maps = []
+    drawn_cells = 0
     for recording in recordings:
         blocks = read_blocks(recording.path)
         if blocks is not None:
-            heat_maps.append(build_heat_map(recording.label, blocks))
+            heat_map = build_heat_map(recording.label, blocks)
+            if drawn_cells + heat_map.cells > MAX_HEAT_CELLS:  # it, and every one after
+                drawn_cells = MAX_HEAT_CELLS + 1
+                heat_map = heat_map._replace(rows=[], drawn=False)
+            drawn_cells += heat_map.cells
+            heat_maps.append(heat_map)
     lines = None if checks is None else check_lines(checks)
     counts = {status: sum(1 for line in lines or () if line.status == status)
               for status in CHECK_STATUSES}
