@@ -173,7 +173,8 @@ def _is_number(value) -> bool:
 # there. null is a NULL in the profile, which extract writes as it is.
 _KERNEL_TEXTS = ("kind", "name", "vertices")
 _KERNEL_WHOLES = ("cycles", "active_tiles", "start", "end", "max_exchange_code_bytes")
-# Cycles are counts of SQLite's 64-bit integers: never negative, never 2**63 or more.
+# Cycles are SQLite's 64-bit integers (a negative count is used as it is, as extract
+# writes it): never beyond them.
 _CYCLES_LIMIT = 2 ** 63
 
 
@@ -200,9 +201,9 @@ def _check_kernel(kernel: dict, number: int, fail) -> None:
             fail("{} {!r} is neither a whole number nor null, but {}".format(
                 where, field, _json_type(kernel[field])))
     cycles = kernel["cycles"]
-    if cycles is not None and not 0 <= cycles < _CYCLES_LIMIT:
-        fail("{} 'cycles' is {}: cycles must be >= 0 and below 2**63 (a count of "
-             "64-bit cycles)".format(where, _shortened(str(cycles))))
+    if cycles is not None and not -_CYCLES_LIMIT <= cycles < _CYCLES_LIMIT:
+        fail("{} 'cycles' is {}: beyond the 64-bit integers a profile's cycles are".format(
+            where, _shortened(str(cycles))))
 
 
 def _check(data, source) -> None:

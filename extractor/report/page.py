@@ -188,34 +188,45 @@ def _tick_step(largest: float) -> float:
 def build_chart(rows: Sequence, stage_names: Sequence[str],
                 stage_cycles: Sequence[Dict[str, Optional[int]]]) -> Chart:
     """Horizontal stacked bars, one per recording (in the table's order): its stages'
-    cycles end to end, on one scale. The chart grows one bar's height per recording."""
+    cycles end to end from zero, on one scale. A stage of negative cycles (a profile's
+    numbers are used as they are) is drawn leftwards from zero, the scale then reaching
+    below zero; its share is not given. The chart grows one bar's height per recording."""
     colours = {stage: index % len(STAGE_COLOURS) for index, stage in enumerate(stage_names)}
     totals = [sum(v for v in cycles.values() if v) for cycles in stage_cycles]
-    largest = max(totals + [0])
-    scale = PLOT_WIDTH / float(largest) if largest > 0 else 0.0
+    above = [sum(v for v in cycles.values() if v and v > 0) for cycles in stage_cycles]
+    below = [sum(v for v in cycles.values() if v and v < 0) for cycles in stage_cycles]
+    largest, smallest = max(above + [0]), min(below + [0])
+    scale = PLOT_WIDTH / float(largest - smallest) if largest > smallest else 0.0
+    zero = LABEL_WIDTH - smallest * scale
     bars = []
-    for index, (row, cycles, total) in enumerate(zip(rows, stage_cycles, totals)):
+    for index, (row, cycles, total, positive) in enumerate(zip(rows, stage_cycles, totals,
+                                                               above)):
         y = CHART_TOP + index * (BAR_HEIGHT + BAR_GAP)
-        x = float(LABEL_WIDTH)
+        right = left = zero
         segments = []
         for stage in stage_names:
             value = cycles.get(stage)
-            if not value or value < 0:
+            if not value:
                 continue
-            width = value * scale
-            share = "{:.1f}%".format(100.0 * value / total) if total else ""
+            width = abs(value) * scale
+            if value > 0:
+                x, right = right, right + width
+                share = "{:.1f}%".format(100.0 * value / positive)
+            else:
+                left -= width
+                x, share = left, ""
             segments.append(Segment(stage, colours[stage], round(x, 2), round(width, 2),
                                     number_text(value), share))
-            x += width
         bars.append(Bar(row.label, _short(row.label), y, segments, number_text(total),
-                        round(x + 4, 2)))
+                        round(right + 4, 2)))
     ticks = []
-    if largest > 0:
-        step = _tick_step(largest)
-        at = 0.0
-        while at <= largest * 1.0001:
-            ticks.append(Tick(round(LABEL_WIDTH + at * scale, 2), _tick_text(at)))
-            at += step
+    if largest > smallest:
+        step = _tick_step(largest - smallest)
+        first = math.ceil(smallest / step - 1e-9)  # whole steps: no error adds up
+        last = math.floor(largest * 1.0001 / step)
+        for number in range(first, last + 1):
+            at = number * step
+            ticks.append(Tick(round(zero + at * scale, 2), _tick_text(at)))
     legend = [Segment(stage, colours[stage], 0, 0, "", "") for stage in stage_names]
     height = CHART_TOP + len(rows) * (BAR_HEIGHT + BAR_GAP) + 6
     return Chart(LABEL_WIDTH + PLOT_WIDTH + RIGHT_MARGIN, height, LABEL_WIDTH, PLOT_WIDTH,
@@ -223,6 +234,8 @@ def build_chart(rows: Sequence, stage_names: Sequence[str],
 
 
 def _tick_text(value: float) -> str:
+    if value < 0:
+        return "\u2212" + _tick_text(-value)  # a minus sign
     for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if value >= size:
             return "{:g}{}".format(round(value / size, 3), suffix)
