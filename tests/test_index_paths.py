@@ -258,6 +258,21 @@ def test_an_index_beyond_the_bound_is_one_error_line(tmp_path, command):
     assert "Traceback" not in result.stderr
 
 
+def test_a_forced_batch_refuses_an_index_beyond_the_bound_before_any_work(tmp_path):
+    from extractor.batch.index import INDEX_LIMIT
+    out = batch(tmp_path)
+    with (out / "index.jsonl").open("r+b") as handle:
+        handle.truncate(INDEX_LIMIT + 1)
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("summary.json")}
+    result = invoke_extract("runs", "-o", "out", "--force", cwd=tmp_path)
+    assert result.code == 1, result
+    assert result.stderr.startswith("extract: error: out/index.jsonl: {} bytes, beyond "
+                                    "the 512 MiB".format(INDEX_LIMIT + 1)), result
+    assert result.stderr.count("\n") == 1, result
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("summary.json")} == before
+    assert (out / "index.jsonl").stat().st_size == INDEX_LIMIT + 1
+
+
 @pytest.mark.parametrize("command", ["report", "merge"])
 def test_an_index_that_is_a_link_out_of_outdir_is_not_read(tmp_path, command):
     out = batch(tmp_path)

@@ -156,6 +156,12 @@ def read_in_outdir(outdir, relative, limit: int = SUMMARY_LIMIT) -> Optional[byt
         return None
 
 
+def _too_large(path: Path, size: int) -> ExtractorError:
+    return ExtractorError(path, "{} bytes, beyond the {} extract reads of a batch index (a "
+                          "line is about 1 KB): not an index extract wrote; move it out of "
+                          "the output folder".format(size, size_text(INDEX_LIMIT)))
+
+
 def read_entries(path: Path) -> list:
     """The whole lines of an index file, in order; a torn or unreadable line is skipped,
     as is a line whose `summary` is not a safe path inside OUTDIR (`safe_parts`). A file
@@ -168,10 +174,7 @@ def read_entries(path: Path) -> list:
     try:
         data = read_bounded(fd, INDEX_LIMIT)
     except TooLarge as exc:
-        raise ExtractorError(path, "{} bytes, beyond the {} extract reads of a batch "
-                             "index (a line is about 1 KB): not an index extract wrote; "
-                             "move it out of the output folder".format(
-                                 exc.size, size_text(INDEX_LIMIT))) from None
+        raise _too_large(path, exc.size) from None
     except OSError:
         return []
     entries = []
@@ -265,6 +268,12 @@ class IndexWriter:
             raise OutputError(path, "is a symbolic link: the index is never written "
                               "through one (remove it)")
         replaceable(path, strict=True)  # nor is it a FIFO, a device or a folder
+        try:
+            size = os.lstat(str(path)).st_size
+        except OSError:
+            size = 0
+        if size > INDEX_LIMIT:  # refused now (with --force too), not after the work
+            raise _too_large(path, size)
         try:
             self._cut_torn_tail()
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
