@@ -169,9 +169,12 @@ def blocks_path(summary_path) -> Path:
 
 # A blocks.json's whole numbers are cycles, steps and counts of a profile: SQLite's
 # 64-bit integers. One beyond them is refused as it is read (before any arithmetic, where
-# a 400-digit number would overflow a float), as is a number a float cannot hold.
+# a 400-digit number would overflow a float), as is a number a float cannot hold, and a
+# fraction (a mean, a standard deviation of such cycles) beyond 2**64 either way: the
+# differences compare works out between two of them would overflow to infinity.
 _INT_LOW, _INT_HIGH = -(2 ** 63), 2 ** 63 - 1
 _INT_DIGITS = len(str(_INT_HIGH))
+_FLOAT_LIMIT = float(2 ** 64)
 
 
 class _BadNumber(ValueError):
@@ -194,6 +197,9 @@ def _read_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):  # 1e400 (JSON has no NaN but by name)
         raise _BadNumber("the number {} is beyond what a float holds".format(
+            _shortened(text)))
+    if abs(value) > _FLOAT_LIMIT:
+        raise _BadNumber("the number {} is beyond 2**64, more than any cycle count".format(
             _shortened(text)))
     return value
 

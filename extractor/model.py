@@ -277,6 +277,9 @@ def _read_float(text: str) -> float:
     if not math.isfinite(value):  # 1e400: JSON allows it, a float cannot hold it
         raise _BadNumber("the number {} is beyond what a float holds".format(
             _shortened(text)))
+    if abs(value) > _WHOLE_LIMIT:  # a summary's floats are means of its whole numbers
+        raise _BadNumber("the number {} is beyond the 64 bits of a summary's numbers"
+                         .format(_shortened(text)))
     return value
 
 

@@ -69,6 +69,8 @@ BAD_NUMBERS = {
     "2**63": (str(2 ** 63), "the whole number 9223372036854775808 is beyond 64 bits"),
     "-2**63-1": (str(-2 ** 63 - 1), "the whole number -9223372036854775809 is beyond 64 bits"),
     "1e400": ("1e400", "the number 1e400 is beyond what a float holds"),
+    "1.7e308": ("1.7e308", "the number 1.7e308 is beyond 2**64, more than any cycle count"),
+    "-1e20": ("-1e20", "the number -1e20 is beyond 2**64, more than any cycle count"),
     "NaN": ("NaN", "NaN, which is not a JSON number (its numbers are finite)"),
     "-Infinity": ("-Infinity", ("-Infinity, which is not a JSON number (its numbers are "
                   "finite)")),
@@ -200,6 +202,14 @@ def test_null_kernel_fields_and_zero_cycles_are_a_summary(tmp_path):
     path = write_summary(tmp_path / "odd", A, edit)
     result = invoke_extract("table", path, pva=False)
     assert result.code == 0, result
+
+
+def test_a_summary_fraction_beyond_64_bits_is_one_line(tmp_path):
+    path = write_summary(tmp_path / "bad", A, _memory("allocated_memory", "avg(total)", 1.0))
+    path.write_text(path.read_text().replace('"avg(total)": 1.0', '"avg(total)": -1.7e308'))
+    error = one_error(invoke_extract("report", path, "-o", tmp_path / "r.html", pva=False))
+    assert error == ("extract: error: {}: not a summary: the number -1.7e308 is beyond the "
+                     "64 bits of a summary's numbers".format(path))
 
 
 def test_a_summary_number_of_401_digits_is_one_line(tmp_path):
