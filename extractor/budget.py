@@ -117,12 +117,36 @@ def _finite(number: Fraction) -> bool:
         return False
 
 
+# The most digits a budget's number has before its point (leading zeros aside), and after
+# it (trailing zeros aside). A cycle count or a byte count fits in 20 digits; 30 leave
+# room, and keep a hostile "<= 1000...0" of thousands of digits from ever reaching int()
+# (which refuses more than 4300) or the exact arithmetic of the checks.
+MAX_DIGITS = 30
+
+
+class BadNumber(ValueError):
+    """A budget's number that is too large or too precise to hold (str(): why)."""
+
+
+def _limit_number(digits: str) -> Fraction:
+    """The number `digits` (`[0-9]+(.[0-9]+)?`) exactly; BadNumber beyond MAX_DIGITS."""
+    whole, _, fraction = digits.partition(".")
+    whole, fraction = whole.lstrip("0"), fraction.rstrip("0")
+    if len(whole) > MAX_DIGITS:
+        raise BadNumber("the number is too large (more than {} digits)".format(MAX_DIGITS))
+    if len(fraction) > MAX_DIGITS:
+        raise BadNumber("the number is too precise (more than {} digits after the "
+                        "point)".format(MAX_DIGITS))
+    return Fraction("{}.{}".format(whole or "0", fraction or "0"))
+
+
 def parse_limit(text: str) -> Optional[Limit]:
-    """The budget `text` (`+2%`, `+ 512`, `<= 600000`, `=`...), or None if it is none."""
+    """The budget `text` (`+2%`, `+ 512`, `<= 600000`, `=`...), or None if it is none;
+    BadNumber when its number has more than MAX_DIGITS digits before or after the point."""
     for operator, form in _FORMS:
         found = form.fullmatch(text)
         if found is not None:
-            number = Fraction(found.group(1)) if found.groups() else None
+            number = _limit_number(found.group(1)) if found.groups() else None
             return Limit(re.sub("[ \t]", "", text), operator, number)
     return None
 
@@ -162,7 +186,10 @@ def parse_budget(data: dict, source: str) -> Budget:
             if not isinstance(text, str):
                 fail("{}: a budget is a string ({}), not {}".format(
                     where, FORMS_TEXT, _toml_type(text)))
-            limit = parse_limit(text)
+            try:
+                limit = parse_limit(text)
+            except BadNumber as exc:
+                fail("{}: {}: {}".format(where, _quoted(text, 80), exc))
             if limit is None:
                 fail("{}: {} is not a budget (one of {}; X is digits with an optional "
                      "fraction)".format(where, _quoted(text), FORMS_TEXT))

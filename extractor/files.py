@@ -77,3 +77,37 @@ def read_input(path, error) -> bytes:
         raise error(path, str(exc)) from None
     except OSError as exc:
         raise error(path, "cannot read: {}".format(exc.strerror or exc)) from None
+
+
+class TooLarge(OSError):
+    """Raised by read_bounded for a file beyond its bound; str() is the problem in words."""
+
+    def __init__(self, size: int, limit: int):
+        problem = "is {} bytes, beyond the {} extract reads of such a file".format(
+            size, size_text(limit))
+        super().__init__(problem)
+        self.strerror = problem
+        self.size = size
+        self.limit = limit
+
+
+def size_text(size: int) -> str:
+    """A bound in words: "64 MiB" (whole MiB or GiB), else bytes."""
+    for unit, name in ((1 << 30, "GiB"), (1 << 20, "MiB")):
+        if size >= unit and size % unit == 0:
+            return "{} {}".format(size // unit, name)
+    return "{} bytes".format(size)
+
+
+def read_bounded(fd: int, limit: int) -> bytes:
+    """The bytes of the open regular file `fd` (closed here), at most `limit` of them:
+    TooLarge when its size (fstat), or what it gives while read, is beyond `limit`. A file
+    growing while read cannot make this read more than `limit` + 1 bytes."""
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise TooLarge(size, limit)
+        data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise TooLarge(len(data), limit)
+        return data

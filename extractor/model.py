@@ -169,6 +169,43 @@ def _is_number(value) -> bool:
     return _is_int(value) or isinstance(value, float)
 
 
+# A kernel's fields (steps.STEP_FIELDS) other than its stage: what each holds when it is
+# there. null is a NULL in the profile, which extract writes as it is.
+_KERNEL_TEXTS = ("kind", "name", "vertices")
+_KERNEL_WHOLES = ("cycles", "active_tiles", "start", "end", "max_exchange_code_bytes")
+# Cycles are SQLite's 64-bit integers (a negative count is used as it is, as extract
+# writes it): never beyond them.
+_CYCLES_LIMIT = 2 ** 63
+
+
+def _json_type(value) -> str:
+    for kind, name in ((bool, "a boolean"), (int, "a number"), (float, "a number"),
+                       (str, "a string"), (list, "a list"), (dict, "an object")):
+        if isinstance(value, kind):
+            return name
+    return "null"
+
+
+def _check_kernel(kernel: dict, number: int, fail) -> None:
+    """The fields of kernels[number] beyond its stage and cycles' type (checked first)."""
+    where = "{!r}[{}]".format(KERNELS, number)
+    if "step" in kernel and not _is_int(kernel["step"]):
+        fail("{} 'step' is not a whole number, but {}".format(where, _json_type(
+            kernel["step"])))
+    for field in _KERNEL_TEXTS:
+        if field in kernel and not (kernel[field] is None or isinstance(kernel[field], str)):
+            fail("{} {!r} is neither a string nor null, but {}".format(
+                where, field, _json_type(kernel[field])))
+    for field in _KERNEL_WHOLES:
+        if field in kernel and not (kernel[field] is None or _is_int(kernel[field])):
+            fail("{} {!r} is neither a whole number nor null, but {}".format(
+                where, field, _json_type(kernel[field])))
+    cycles = kernel["cycles"]
+    if cycles is not None and not -_CYCLES_LIMIT <= cycles < _CYCLES_LIMIT:
+        fail("{} 'cycles' is {}: beyond the 64-bit integers a profile's cycles are".format(
+            where, _shortened(str(cycles))))
+
+
 def _check(data, source) -> None:
     def fail(problem):
         raise SummaryFileError(source, "not a summary: {}".format(problem))
@@ -179,6 +216,9 @@ def _check(data, source) -> None:
     if missing:
         fail("no {} key{}".format(", ".join(repr(k) for k in missing),
                                   "s" if len(missing) > 1 else ""))
+    if not isinstance(data[PROFILE], str):
+        fail("{!r} is not a string (the profile's path), but {}".format(
+            PROFILE, _json_type(data[PROFILE])))
     kernels = data[KERNELS]
     if not isinstance(kernels, list) or not all(
             isinstance(k, dict) and isinstance(k.get("stage"), str)
@@ -186,6 +226,8 @@ def _check(data, source) -> None:
             for k in kernels):
         # null cycles: a NULL in the profile, which extract writes as it is
         fail("{!r} is not a list of kernels with a stage and cycles".format(KERNELS))
+    for number, kernel in enumerate(kernels):
+        _check_kernel(kernel, number, fail)
     exchanges = data[ATTENTION_EXCHANGES]
     if exchanges is not None and (not isinstance(exchanges, list) or not all(
             isinstance(e, dict) and isinstance(e.get("name"), str)
@@ -235,6 +277,9 @@ def _read_float(text: str) -> float:
     if not math.isfinite(value):  # 1e400: JSON allows it, a float cannot hold it
         raise _BadNumber("the number {} is beyond what a float holds".format(
             _shortened(text)))
+    if abs(value) > _WHOLE_LIMIT:  # a summary's floats are means of its whole numbers
+        raise _BadNumber("the number {} is beyond the 64 bits of a summary's numbers"
+                         .format(_shortened(text)))
     return value
 
 

@@ -72,17 +72,23 @@ def _index_files(folder: str) -> bool:
 
 def batch_folder(summary_path) -> Optional[Tuple[Path, str]]:
     """(the batch folder, the summary's key in it) of the nearest folder at or above
-    the summary's that holds an index; None when none does."""
-    path = os.path.abspath(str(summary_path))
-    folder = os.path.dirname(path)
+    the summary's that holds an index; None when none does. The folder is named as the
+    summary's path names it while that reaches it (`out` for `out/b/summary.json`), so
+    that messages show paths as the user gave them."""
+    typed = os.path.normpath(str(summary_path))
+    path = os.path.abspath(typed)
+    folder, shown = os.path.dirname(path), os.path.dirname(typed)
     while True:
         if _index_files(folder):
             key = os.path.relpath(path, folder).replace(os.sep, "/")
-            return Path(folder), key
+            return Path(shown or os.curdir), key
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
         folder = parent
+        # Up through the path as typed, then absolute once it is used up.
+        shown = os.path.dirname(shown) if shown not in ("", os.curdir, os.pardir) and \
+            not shown.endswith(os.sep + os.pardir) else folder
 
 
 def _sha256(path) -> Optional[str]:

@@ -36,7 +36,8 @@ from ..pvafacts import ENABLE_HINT
 from ..steptables import csv_paths
 from ..stopping import STOP_SIGNALS, Stopped
 from .discover import BatchItem
-from .index import IndexWriter, index_name, known_entries, lock_index
+from .index import (IndexWriter, index_name, known_entries, lock_index, read_in_outdir,
+                    resolve_in_outdir)
 from .shards import Shard
 
 OK, UP_TO_DATE, FAILED = "ok", "up to date", "failed"
@@ -162,6 +163,13 @@ def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
         return False
     if previous.get("pva") != options.use_pva:
         return False
+    output = item.output(outdir)
+    # Its summary is read only where it resolves inside OUTDIR's real path: a folder
+    # that is a link out of OUTDIR (made since) is never read through (nor its
+    # blocks.json), whatever the index line says.
+    relative = output.relative_to(outdir).as_posix()
+    if resolve_in_outdir(outdir, relative) is None:
+        return False
     # Extracted without the step tables, or they have gone or changed since: not for --csv.
     if options.csv and (not previous.get("csv") or previous.get("csv_bytes") is None
                         or previous.get("csv_bytes") != _csv_sizes(item.output(outdir))):
@@ -177,17 +185,18 @@ def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
     if previous.get("rules_sha256") != rules.sha256 or \
             previous.get("tool_version") != __version__:
         return False
-    output = item.output(outdir)
     if previous.get("output") != shown_path(output):
         return False
     try:
         if not stat.S_ISREG(os.lstat(str(output)).st_mode):  # a link is never followed
             return False
-        # read_regular: a FIFO put in its place since would block the batch forever.
-        return hashlib.sha256(read_regular(output)).hexdigest() == previous.get(
-            "summary_sha256")
     except OSError:
         return False
+    # read_in_outdir: inside OUTDIR only, never a FIFO put in its place since (it would
+    # block the batch forever), never more than a summary's bound.
+    data = read_in_outdir(outdir, relative)
+    return data is not None and hashlib.sha256(data).hexdigest() == previous.get(
+        "summary_sha256")
 
 
 class BatchResult(NamedTuple):

@@ -87,17 +87,24 @@ def _sql_facts(db, path: Path, exact: bool) -> dict:
     }
 
 
+# A stat's first field: ASCII digits only (str.isdigit also takes "\u00b2", which int()
+# refuses, and any number of them), at most the 19 of a 64-bit row count.
+_STAT1_ROWS = re.compile(r"([0-9]{1,19})(?: |\Z)")
+
+
 def _stat1_counts(db) -> dict:
-    """Table -> the row count ANALYZE stored in sqlite_stat1, when the file has one."""
+    """Table -> the row count ANALYZE stored in sqlite_stat1, when the file has one (a
+    stat that does not start with such a count is passed over: the rows are counted)."""
     try:
         found = db.execute("SELECT tbl, stat FROM sqlite_stat1").fetchall()
     except sqlite3.OperationalError:  # no such table: never analysed
         return {}
     counts = {}
     for table, stat in found:
-        first = str(stat or "").split(" ", 1)[0]
-        if first.isdigit() and table not in counts:
-            counts[table] = int(first)
+        text = str(stat) if isinstance(stat, int) else stat  # an INTEGER put by hand
+        rows = _STAT1_ROWS.match(text) if isinstance(text, str) else None
+        if rows is not None and int(rows.group(1)) < 2 ** 63 and table not in counts:
+            counts[table] = int(rows.group(1))
     return counts
 
 

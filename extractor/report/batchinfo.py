@@ -86,7 +86,9 @@ class Blocks(NamedTuple):
 
 
 def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """A whole number of 64 bits (read_blocks_json refuses any other already)."""
+    return isinstance(value, int) and not isinstance(value, bool) and \
+        -(2 ** 63) <= value < 2 ** 63
 
 
 def _whole_or_null(value) -> bool:

@@ -35,6 +35,15 @@ HEAT_LEVELS = 9  # heat map shades, from the column's least cycles (0) to its mo
 # would otherwise make the page too big to open. The shades and the slowest block are
 # still worked out over them all, and the slowest is shown even beyond the limit.
 MAX_HEAT_ROWS = 200
+# And at most this many stages (columns, besides the total): the first that have cycles,
+# in the blocks.json's "stages" order (then any other labels its blocks have, sorted). A
+# hand-made or damaged file can have thousands of labels: 400 blocks of 40 labels each
+# made a 39 MB page. The total still counts every stage.
+MAX_HEAT_COLUMNS = 24
+# The page as a whole draws at most this many heat-map cells (about 30 bytes each: some
+# 3 MB); the heat maps past it are listed, not drawn. 201 rows of 25 columns are 5,025
+# cells: some 20 full heat maps fit.
+MAX_HEAT_CELLS = 100000
 
 
 # ---- the table -----------------------------------------------------------------------
@@ -180,34 +189,45 @@ def _tick_step(largest: float) -> float:
 def build_chart(rows: Sequence, stage_names: Sequence[str],
                 stage_cycles: Sequence[Dict[str, Optional[int]]]) -> Chart:
     """Horizontal stacked bars, one per recording (in the table's order): its stages'
-    cycles end to end, on one scale. The chart grows one bar's height per recording."""
+    cycles end to end from zero, on one scale. A stage of negative cycles (a profile's
+    numbers are used as they are) is drawn leftwards from zero, the scale then reaching
+    below zero; its share is not given. The chart grows one bar's height per recording."""
     colours = {stage: index % len(STAGE_COLOURS) for index, stage in enumerate(stage_names)}
     totals = [sum(v for v in cycles.values() if v) for cycles in stage_cycles]
-    largest = max(totals + [0])
-    scale = PLOT_WIDTH / float(largest) if largest > 0 else 0.0
+    above = [sum(v for v in cycles.values() if v and v > 0) for cycles in stage_cycles]
+    below = [sum(v for v in cycles.values() if v and v < 0) for cycles in stage_cycles]
+    largest, smallest = max(above + [0]), min(below + [0])
+    scale = PLOT_WIDTH / float(largest - smallest) if largest > smallest else 0.0
+    zero = LABEL_WIDTH - smallest * scale
     bars = []
-    for index, (row, cycles, total) in enumerate(zip(rows, stage_cycles, totals)):
+    for index, (row, cycles, total, positive) in enumerate(zip(rows, stage_cycles, totals,
+                                                               above)):
         y = CHART_TOP + index * (BAR_HEIGHT + BAR_GAP)
-        x = float(LABEL_WIDTH)
+        right = left = zero
         segments = []
         for stage in stage_names:
             value = cycles.get(stage)
-            if not value or value < 0:
+            if not value:
                 continue
-            width = value * scale
-            share = "{:.1f}%".format(100.0 * value / total) if total else ""
+            width = abs(value) * scale
+            if value > 0:
+                x, right = right, right + width
+                share = "{:.1f}%".format(100.0 * value / positive)
+            else:
+                left -= width
+                x, share = left, ""
             segments.append(Segment(stage, colours[stage], round(x, 2), round(width, 2),
                                     number_text(value), share))
-            x += width
         bars.append(Bar(row.label, _short(row.label), y, segments, number_text(total),
-                        round(x + 4, 2)))
+                        round(right + 4, 2)))
     ticks = []
-    if largest > 0:
-        step = _tick_step(largest)
-        at = 0.0
-        while at <= largest * 1.0001:
-            ticks.append(Tick(round(LABEL_WIDTH + at * scale, 2), _tick_text(at)))
-            at += step
+    if largest > smallest:
+        step = _tick_step(largest - smallest)
+        first = math.ceil(smallest / step - 1e-9)  # whole steps: no error adds up
+        last = math.floor(largest * 1.0001 / step)
+        for number in range(first, last + 1):
+            at = number * step
+            ticks.append(Tick(round(zero + at * scale, 2), _tick_text(at)))
     legend = [Segment(stage, colours[stage], 0, 0, "", "") for stage in stage_names]
     height = CHART_TOP + len(rows) * (BAR_HEIGHT + BAR_GAP) + 6
     return Chart(LABEL_WIDTH + PLOT_WIDTH + RIGHT_MARGIN, height, LABEL_WIDTH, PLOT_WIDTH,
@@ -215,6 +235,8 @@ def build_chart(rows: Sequence, stage_names: Sequence[str],
 
 
 def _tick_text(value: float) -> str:
+    if value < 0:
+        return "\u2212" + _tick_text(-value)  # a minus sign
     for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if value >= size:
             return "{:g}{}".format(round(value / size, 3), suffix)
@@ -244,15 +266,25 @@ class HeatMap(NamedTuple):
     slowest: Optional[str]  # "run 1, block 11: 123,456 cycles"
     bodies: int  # how many blocks the file has
     first_shown: int  # the rows show the first this many (MAX_HEAT_ROWS), and the slowest
+    stages_not_shown: int = 0  # stages with cycles beyond MAX_HEAT_COLUMNS: no column
+    drawn: bool = True  # False: past the page's MAX_HEAT_CELLS, listed only (no rows)
+
+    @property
+    def cells(self) -> int:
+        return sum(len(row.cells) for row in self.rows)
 
 
 def build_heat_map(label: str, blocks: Blocks) -> HeatMap:
     """Blocks by stages: each cell shaded by where it falls between its column's least
-    and most cycles, so that the slow block of each stage stands out."""
-    present = [s for s in blocks.stages if any(b.cycles.get(s) is not None
-                                               for b in blocks.bodies)]
-    present += sorted({s for b in blocks.bodies for s in b.cycles} - set(present)
-                      - set(blocks.stages))
+    and most cycles, so that the slow block of each stage stands out. At most
+    MAX_HEAT_COLUMNS stages get a column, and MAX_HEAT_ROWS blocks a row."""
+    with_cycles = {stage for body in blocks.bodies
+                   for stage, value in body.cycles.items() if value is not None}
+    listed = set(blocks.stages)
+    present = [s for s in dict.fromkeys(blocks.stages) if s in with_cycles]
+    present += sorted({s for b in blocks.bodies for s in b.cycles} - listed)
+    not_shown = max(0, len(present) - MAX_HEAT_COLUMNS)
+    present = present[:MAX_HEAT_COLUMNS]
     table = [[body.cycles.get(stage) for stage in present] + [body.total]
              for body in blocks.bodies]
     columns = present + ["total"]
@@ -287,7 +319,7 @@ def build_heat_map(label: str, blocks: Blocks) -> HeatMap:
         slowest = "run {}, block {}: {} cycles".format(body.run, body.block,
                                                        number_text(body.total))
     return HeatMap(label, str(blocks.path), columns, rows, slowest, len(blocks.bodies),
-                   min(len(blocks.bodies), MAX_HEAT_ROWS))
+                   min(len(blocks.bodies), MAX_HEAT_ROWS), not_shown)
 
 
 # ---- budget checks -------------------------------------------------------------------
@@ -376,6 +408,7 @@ def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
     stage_names = [c.heading for c in columns if c.metric.startswith(STAGE)]
     chart = build_chart(rows, stage_names, [r.summary.stage_cycles() for r in recordings])
     heat_maps, untrusted = [], []
+    drawn_cells = 0
     for recording in recordings:
         note = None if recording.origin is None else (
             stale_problem(recording.origin) or record_note(recording.origin))
@@ -385,12 +418,17 @@ def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
         if blocks is None:
             continue
         problem = blocks_belonging(recording)
-        if problem is None:
-            heat_maps.append(build_heat_map(recording.label, blocks))
-        else:  # never drawn as current: said instead
+        if problem is not None:  # never drawn as current: said instead
             untrusted.append(Untrusted(recording.label, str(blocks.path),
                                        "not drawn: it does not belong to the summary "
                                        "beside it: " + problem))
+            continue
+        heat_map = build_heat_map(recording.label, blocks)
+        if drawn_cells + heat_map.cells > MAX_HEAT_CELLS:  # it, and every one after
+            drawn_cells = MAX_HEAT_CELLS + 1
+            heat_map = heat_map._replace(rows=[], drawn=False)
+        drawn_cells += heat_map.cells
+        heat_maps.append(heat_map)
     lines = None if checks is None else check_lines(checks)
     counts = {status: sum(1 for line in lines or () if line.status == status)
               for status in CHECK_STATUSES}
