@@ -1,0 +1,264 @@
+"""The documentation stands alone and cannot drift from the CLI.
+
+- Every relative link in README.md, CONTRIBUTING.md and docs/**/*.md names a file of
+  this repository (and, with `#anchor`, a heading of that file, by GitHub's slug rule);
+  no link leaves the repository, and no page names a specification kept outside it.
+- Every option that `extract --help` and `extract COMMAND --help` list (each `--long`
+  and `-x` form) appears on that command's page, docs/commands/<command>.md, and every
+  command has a page the README and the docs index link to.
+- The README stays short: at most 300 lines.
+"""
+
+import re
+import unicodedata
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from conftest import invoke_extract
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+COMMANDS = DOCS / "commands"
+README_LIMIT = 300
+
+
+def markdown_files():
+    return [REPO / "README.md", REPO / "CONTRIBUTING.md"] + sorted(DOCS.rglob("*.md"))
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(REPO))
+
+
+# ---- links --------------------------------------------------------------------------
+
+# [text](target) and ![alt](target); the target ends at the first space or `)`
+# (a title, `[a](b "t")`, is allowed). Reference-style links are not used here.
+_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*(?:<([^>\n]+)>|([^)\s]+))"
+                   r"(?:\s+\"[^\"]*\")?\s*\)")
+_FENCE = re.compile(r"^(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+
+
+def _prose_lines(text: str):
+    """(line number, line) outside fenced code blocks, inline code spans blanked."""
+    fence = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        opening = _FENCE.match(line.lstrip())
+        if fence is None and opening:
+            fence = opening.group(1)[0] * 3
+            continue
+        if fence is not None:
+            if line.lstrip().startswith(fence):
+                fence = None
+            continue
+        yield number, _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
+
+
+def links(path: Path):
+    """(line number, target) of every inline link and image of a markdown file."""
+    for number, line in _prose_lines(path.read_text(encoding="utf-8")):
+        for match in _LINK.finditer(line):
+            yield number, match.group(1) or match.group(2)
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: markup dropped, lower case, every character
+    that is not a letter, digit, `_`, `-` or space dropped, spaces made `-`."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link: its text
+    text = re.sub(r"<[^>]+>", "", text).strip().lower()
+    kept = []
+    for char in text:
+        category = unicodedata.category(char)
+        if char in "-_ " or category[0] in "LN" or category == "Mn":
+            kept.append(char)
+    return "".join(kept).replace(" ", "-")
+
+
+def _raw_headings(path: Path) -> list:
+    """The headings' text with code spans kept (the blanking above is for links only)."""
+    text, fence, headings = path.read_text(encoding="utf-8"), None, []
+    for line in text.split("\n"):
+        opening = _FENCE.match(line.lstrip())
+        if fence is None and opening:
+            fence = opening.group(1)[0] * 3
+            continue
+        if fence is not None:
+            if line.lstrip().startswith(fence):
+                fence = None
+            continue
+        match = re.match(r"^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if match:
+            headings.append(match.group(1))
+    return headings
+
+
+def heading_anchors(path: Path) -> set:
+    found, seen = set(), {}
+    for heading in _raw_headings(path):
+        slug = github_slug(heading)
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        found.add(slug if count == 0 else "{}-{}".format(slug, count))
+    return found
+
+
+def test_the_slug_rule_is_githubs():
+    assert github_slug("What compare, table and report trust") == \
+        "what-compare-table-and-report-trust"
+    assert github_slug("Without the SDK: `--no-pva`") == "without-the-sdk---no-pva"
+    assert github_slug("`extract` and `extract run`: summarise profiles") == \
+        "extract-and-extract-run-summarise-profiles"
+    assert github_slug("Odd data that still gives a summary (exit 0)") == \
+        "odd-data-that-still-gives-a-summary-exit-0"
+    assert github_slug("The step tables: `steps.csv` and `first-body.csv`") == \
+        "the-step-tables-stepscsv-and-first-bodycsv"
+
+
+def test_the_link_finder_finds_links_and_skips_code(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("See [a](a.md), ![pic](img/p.png) and [b](b.md#x \"title\").\n"
+                    "`[not](code.md)`\n```\n[nor](fenced.md)\n```\n[c](<c d.md>)\n",
+                    encoding="utf-8")
+    assert [target for _, target in links(page)] == ["a.md", "img/p.png", "b.md#x", "c d.md"]
+
+
+@pytest.mark.parametrize("page", markdown_files(), ids=_shown)
+def test_every_link_resolves_inside_the_repository(page):
+    assert page.is_file(), "{} is missing".format(_shown(page))
+    problems = []
+    for number, target in links(page):
+        where = "{}:{}: {}".format(_shown(page), number, target)
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):  # https:, mailto: ...
+            if not target.lower().startswith(("https:", "http:", "mailto:")):
+                problems.append(where + ": a scheme that is not a web address")
+            continue
+        file_part, _, anchor = target.partition("#")
+        if file_part.startswith("/"):
+            problems.append(where + ": an absolute path (GitHub resolves it elsewhere)")
+            continue
+        resolved = (page.parent / file_part).resolve() if file_part else page
+        try:
+            resolved.relative_to(REPO)
+        except ValueError:
+            problems.append(where + ": leaves the repository")
+            continue
+        if not resolved.exists():
+            problems.append(where + ": no such file")
+            continue
+        if anchor and resolved.suffix == ".md" and anchor not in heading_anchors(resolved):
+            problems.append(where + ": no heading #{} in {}".format(anchor, _shown(resolved)))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", markdown_files(), ids=_shown)
+def test_no_page_names_a_specification_outside_the_repository(page):
+    text = page.read_text(encoding="utf-8")
+    for outside in ("../shared", "shared/docs", "summary-spec.md", "blocks-spec.md",
+                    "budget-spec.md"):
+        assert outside not in text, "{} names {}".format(_shown(page), outside)
+    tracker = re.search(r"\b(issue|item)s? \d+", text, re.I)
+    assert tracker is None, "{}: {!r}: a tracker number a reader cannot follow".format(
+        _shown(page), tracker.group(0))
+
+
+def test_the_readme_is_short():
+    lines = (REPO / "README.md").read_text(encoding="utf-8").count("\n")
+    assert lines <= README_LIMIT, "README.md has {} lines: at most {} (move detail to " \
+        "docs/)".format(lines, README_LIMIT)
+
+
+# ---- help against the pages ---------------------------------------------------------
+
+def _commands() -> list:
+    from extractor.cli import app
+
+    return list(typer.main.get_command(app).commands)
+
+
+def help_text(*words) -> str:
+    """`extract WORDS... --help`, wide, so that no option is cut or wrapped."""
+    result = invoke_extract(*words, "--help", env={"COLUMNS": "250", "TERMINAL_WIDTH": "250"})
+    assert result.code == 0, result.stderr
+    return result.stdout.decode("utf-8")
+
+
+# An option as help prints it: `--long-name` or `-x`, not inside a word (`x-y`, `a--b`).
+_OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*|-[A-Za-z])(?![\w-])")
+
+
+def listed_options(text: str) -> set:
+    """Every option a help text names: in its option table and in its descriptions."""
+    return set(_OPTION.findall(text))
+
+
+def declared_options(*words) -> set:
+    """What the command declares (click's own record): the options help must list."""
+    from extractor.cli import app
+
+    command = typer.main.get_command(app)
+    context = command.context_class(command, **command.context_settings)
+    for word in words:
+        command = command.commands[word]
+        context = command.context_class(command, parent=context)
+    found = set()
+    for param in command.params:
+        if getattr(param, "param_type_name", "") == "option":
+            found.update(param.opts + param.secondary_opts)
+    found.update(command.get_help_option_names(context))
+    return found
+
+
+def mentions(page_text: str, option: str) -> bool:
+    return re.search(r"(?<![\w-]){}(?![\w-])".format(re.escape(option)), page_text) is not None
+
+
+def test_the_option_finder_reads_helps_options():
+    text = "│ --output  -o  FILE  One profile: '-' or nothing; a batch-run, x--y │"
+    assert listed_options(text) == {"--output", "-o"}
+
+
+def test_top_level_help_lists_every_command_and_each_has_a_page():
+    text = help_text()
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    index = (DOCS / "README.md").read_text(encoding="utf-8")
+    for command in _commands():
+        assert re.search(r"│\s+{}\s".format(command), text), "extract --help lists " + command
+        page = COMMANDS / "{}.md".format(command)
+        assert page.is_file(), "{} has no page: {}".format(command, _shown(page))
+        link = "commands/{}.md".format(command)
+        assert "docs/" + link in readme, "README.md does not link " + link
+        assert link in index, "docs/README.md does not link " + link
+
+
+def test_top_level_options_are_on_the_default_commands_page():
+    text = help_text()
+    options = listed_options(text)
+    assert declared_options() <= options, "extract --help hides an option"
+    page = (COMMANDS / "run.md").read_text(encoding="utf-8")
+    missing = sorted(o for o in options if not mentions(page, o))
+    assert not missing, "docs/commands/run.md does not mention {}".format(", ".join(missing))
+
+
+@pytest.mark.parametrize("command", _commands())
+def test_every_option_help_lists_is_on_the_commands_page(command):
+    text = help_text(command)
+    options = listed_options(text)
+    declared = declared_options(command)
+    assert declared <= options, "extract {} --help does not list {}".format(
+        command, ", ".join(sorted(declared - options)))
+    page = COMMANDS / "{}.md".format(command)
+    content = page.read_text(encoding="utf-8")
+    missing = sorted(o for o in options if not mentions(content, o))
+    assert not missing, "{} does not mention {} (listed by extract {} --help)".format(
+        _shown(page), ", ".join(missing), command)
+
+
+def test_each_command_page_links_the_bad_input_page():
+    for command in _commands():
+        page = COMMANDS / "{}.md".format(command)
+        targets = [target for _, target in links(page)]
+        assert any(t.split("#")[0] == "../errors.md" for t in targets), \
+            "{} does not link ../errors.md".format(_shown(page))
