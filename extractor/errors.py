@@ -32,6 +32,8 @@ class ExtractorError(Exception):
         self.problem = one_line(problem)
 
     def __str__(self) -> str:
+        if not self.source:  # a problem of the command line as a whole
+            return self.problem
         return "{}: {}".format(self.source, self.problem)
 
 
@@ -68,6 +70,12 @@ class CompareError(ExtractorError):
 
 class UsageError(ExtractorError):
     """The command line asks for something extract will not do (an output that is one of
-    the command's own inputs, say). Exit code 2."""
+    the command's own inputs, say). Exit code 2. `UsageError(message)` for a problem
+    of the command line as a whole, `UsageError(source, problem)` for one input."""
 
     exit_code = 2
+
+    def __init__(self, source, problem=None):
+        if problem is None:
+            source, problem = "", source
+        super().__init__(source, problem)

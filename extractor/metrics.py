@@ -5,7 +5,7 @@ here. compare's rows, budgets, `extract table` and the report all name numbers t
 """
 
 import re
-from typing import Dict, Union
+from typing import Dict, Optional, Union
 
 from .model import Summary
 
@@ -100,3 +100,10 @@ def metrics(summary: Summary) -> Dict[str, Number]:
         seen[masked] = seen.get(masked, 0) + 1
         put(attention_exchange_metric(numbered(masked, seen[masked])), exchange.maximum)
     return found
+
+
+def percent_change(value, first) -> Optional[float]:
+    """100 * (value - first) / first, or None when it cannot be said."""
+    if value is None or first is None or first == 0:
+        return None
+    return (value - first) * 100.0 / first

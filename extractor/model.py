@@ -16,6 +16,10 @@ from typing import Dict, List, NamedTuple, Optional, Union
 from .errors import SummaryFileError
 from .files import NotRegular, read_regular
 
+#: The file name of a summary: a batch writes one per profile, and compare, table and
+#: report find them by it below a folder.
+SUMMARY_NAME = "summary.json"
+
 #: The keys of a summary, in the spec's order (summary-spec.md, "The summary, key by key").
 SUMMARY_KEYS = ("profile", "kernels", "attention_exchanges", "exchange_memory_per_tile",
                 "device_spans", "qkv_executions", "allocated_memory")

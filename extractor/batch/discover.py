@@ -20,11 +20,11 @@ from pathlib import Path, PurePosixPath
 from typing import Dict, List, NamedTuple, Tuple
 
 from ..errors import ExtractorError, shown_path
+from ..model import SUMMARY_NAME
 
 PROFILE_NAME = "profile.pop"
 UNFINISHED = re.compile(r"^profile_.+\.pop$")
 BUSY_SUFFIXES = ("-journal", "-wal")
-SUMMARY_NAME = "summary.json"
 
 
 class BatchItem(NamedTuple):

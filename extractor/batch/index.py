@@ -381,3 +381,16 @@ def lock_index(path: Path) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def merge_locked(outdir: Path) -> int:
+    """`extract merge`: merge_indexes while holding every index file of OUTDIR
+    (lock_index), so that it is refused while a batch or shard writes any of them."""
+    locks = []
+    try:
+        for path in [outdir / INDEX_NAME] + sorted(outdir.glob("index-shard-*.jsonl")):
+            locks.append(lock_index(path))
+        return merge_indexes(outdir)
+    finally:
+        for lock in locks:
+            os.close(lock)

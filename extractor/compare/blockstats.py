@@ -9,7 +9,8 @@ from typing import List
 
 from .. import metrics as names
 from ..blockformats import BLOCKS_NAME, blocks_path, not_blocks, read_blocks_json
-from .comparison import STAGE_TOTAL, STAGES, TOTAL, Comparison, Recording, Row, _with_change
+from ..recordings import Recording
+from .comparison import STAGE_TOTAL, STAGES, TOTAL, Comparison, Row, _with_change
 
 FIRST = "first"  # the first body's cycles, from summary.json: the comparison as it is
 STATS = (FIRST, "min", "median", "mean", "max")

@@ -13,7 +13,8 @@ from typing import List
 from xml.sax.saxutils import escape, quoteattr
 
 from ..output import write_atomic
-from .comparison import Comparison, percent_change
+from ..metrics import percent_change
+from .comparison import Comparison
 
 # Okabe and Ito's colour-blind-safe palette, yellow and black last.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",

@@ -1,146 +1,17 @@
 """Comparing recordings: several summary.json files side by side, against the first.
 
-A *recording* is one summary.json, named by its folder (or by --label). `load_recordings`
-reads and checks them; `compare` builds one `Comparison` (the rows of the table, plus the
-attention exchanges matched across recordings by `mask_ids`); formats.py renders it.
+A *recording* (recordings.py) is one summary.json, named by its folder (or by --label);
+`compare` builds one `Comparison` (the rows of the table, plus the attention exchanges
+matched across recordings by `mask_ids`); formats.py renders it.
 """
 
-import os
-from pathlib import Path, PurePath
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..errors import CompareError, SummaryFileError, shown_path
-from ..batch.discover import SUMMARY_NAME
 from .. import metrics as names
-from ..metrics import mask_ids
+from ..errors import CompareError
+from ..metrics import mask_ids, percent_change
 from ..model import MinMeanMax, Summary
-from ..provenance import Origin, Origins
-
-
-# ---- reading recordings ------------------------------------------------------------
-
-
-class Recording(NamedTuple):
-    label: str
-    path: Path
-    summary: Summary
-    # Where it stands against its batch's index (provenance.py); None: not looked up.
-    origin: Optional[Origin] = None
-
-
-class _Found(NamedTuple):
-    path: Path
-    folder_parts: Tuple[str, ...]  # the absolute folder of the file, as parts
-    default_parts: int  # how many trailing parts name it by default
-
-
-def _parts(folder: Path) -> Tuple[str, ...]:
-    # An absolute folder's names, without the root ("/" or a drive).
-    return tuple(p for p in folder.parts if p != folder.anchor)
-
-
-def _find(argument: Path) -> List[_Found]:
-    """The summary files an argument stands for: itself, or those below a folder."""
-    if not argument.is_dir():
-        if not argument.exists():
-            raise SummaryFileError(argument, "no such file or folder")
-        parent = Path(os.path.abspath(str(argument))).parent
-        return [_Found(argument, _parts(parent), 1)]
-    found = []
-    top = Path(os.path.abspath(str(argument)))
-    for folder, subfolders, files in os.walk(str(argument)):
-        subfolders.sort()
-        if SUMMARY_NAME in files:
-            relative = PurePath(os.path.relpath(folder, str(argument))).parts
-            relative = tuple(p for p in relative if p != ".")
-            parts = _parts(top) + relative
-            found.append(_Found(Path(folder, SUMMARY_NAME), parts, max(1, len(relative))))
-    if not found:
-        raise SummaryFileError(argument, "no {} in this folder or below it".format(SUMMARY_NAME))
-    return found
-
-
-def _default_labels(found: Sequence[_Found]) -> List[str]:
-    """Each recording's folder name (relative to a folder argument); where two would
-    be the same, enough of their parent folders to tell them apart."""
-    width = [f.default_parts for f in found]
-
-    def label(index):
-        parts = found[index].folder_parts
-        tail = parts[-width[index]:] if width[index] <= len(parts) else parts
-        return shown_path("/".join(tail)) or "/"
-
-    while True:
-        labels = [label(i) for i in range(len(found))]
-        groups: Dict[str, List[int]] = {}
-        for index, text in enumerate(labels):
-            groups.setdefault(text, []).append(index)
-        grew = False
-        for members in groups.values():
-            if len(members) > 1:
-                for index in members:
-                    # Longer only where that can tell it from another member.
-                    differs = any(found[other].folder_parts != found[index].folder_parts
-                                  for other in members)
-                    if differs and width[index] < len(found[index].folder_parts):
-                        width[index] += 1
-                        grew = True
-        if not grew:
-            break
-    # The same folder twice (or one file given twice): number the repeats.
-    seen: Dict[str, int] = {}
-    for index, text in enumerate(labels):
-        seen[text] = seen.get(text, 0) + 1
-        if seen[text] > 1:
-            labels[index] = "{} ({})".format(text, seen[text])
-    return labels
-
-
-def load_recordings(arguments: Sequence, labels: Sequence[str] = ()) -> List[Recording]:
-    """The recordings the arguments name, in order (a folder's sorted by path).
-
-    `labels` rename the first recordings, in order. ValueError when there are more
-    labels than recordings or two recordings end up with the same label.
-    """
-    found = []
-    for argument in arguments:
-        found.extend(_find(Path(argument)))
-    if len(labels) > len(found):
-        raise ValueError("{} --label given for {} recording{}".format(
-            len(labels), len(found), "s" if len(found) != 1 else ""))
-    names = [shown_path(label) for label in labels] + _default_labels(found)[len(labels):]
-    for index, name in enumerate(names):
-        if names.index(name) != index:
-            raise ValueError("two recordings are labelled {!r}: give each its own --label"
-                             .format(name))
-    origins = Origins()
-    return [Recording(name, item.path, Summary.read(item.path), origins.of(item.path))
-            for name, item in zip(names, found)]
-
-
-def files_read(recordings: Sequence[Recording]) -> List[Path]:
-    """What reading these recordings reads or may read: each summary, the blocks.json
-    beside it and its batch folder's index files (for an output that must not be one)."""
-    from ..blockformats import blocks_path
-
-    files: List[Path] = []
-    for recording in recordings:
-        files += [recording.path, blocks_path(recording.path)]
-        batch = recording.origin.batch if recording.origin else None
-        if batch is not None:
-            files += sorted(batch.glob("index*.jsonl"))
-    return files
-
-
-def folders_read(arguments: Sequence, recordings: Sequence[Recording]) -> List[Path]:
-    """The folders whose batch files these recordings come from: the folder arguments,
-    each recording's folder and its batch folder."""
-    folders = [Path(a) for a in arguments if Path(a).is_dir()]
-    for recording in recordings:
-        folders.append(recording.path.parent)
-        if recording.origin is not None and recording.origin.batch is not None:
-            folders.append(recording.origin.batch)
-    return folders
+from ..recordings import Recording
 
 
 # ---- the comparison ----------------------------------------------------------------
@@ -218,13 +89,6 @@ class Comparison(NamedTuple):
                 for name in extra]
         return self._replace(rows=rows, checks=list(checks))
 
-
-
-def percent_change(value, first) -> Optional[float]:
-    """100 * (value - first) / first, or None when it cannot be said."""
-    if value is None or first is None or first == 0:
-        return None
-    return (value - first) * 100.0 / first
 
 
 def _with_change(section, metric, unit, values, metric_name=None) -> Row:

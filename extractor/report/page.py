@@ -12,9 +12,9 @@ from datetime import datetime, timezone
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
 from .. import __version__
-from ..compare.comparison import percent_change
 from ..metrics import (ALLOCATED_MEMORY, DEVICE_SPAN, DEVICE_SPAN_MEAN, EXCHANGE_MEMORY,
-                       QKV_EXECUTIONS, STAGE, STAGES_TOTAL, device_span_metric, metrics)
+                       QKV_EXECUTIONS, STAGE, STAGES_TOTAL, device_span_metric, metrics,
+                       percent_change)
 from ..provenance import blocks_belonging, record_note, stale_problem
 from .batchinfo import Blocks, IndexFacts, read_blocks
 

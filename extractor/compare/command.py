@@ -1,0 +1,108 @@
+"""`extract compare`: read the recordings (and the budget file, first), compare them,
+render the table, write the chart and the JUnit report, and decide the exit code."""
+
+from pathlib import Path
+from typing import Callable, List, Optional, Sequence
+
+from ..errors import UsageError, shown_path
+from ..output import STDOUT, write_output
+
+#: Beyond these, milliseconds come out absurd, or infinite (1e-320) or zero.
+CLOCK_MHZ_RANGE = (0.001, 1e6)
+
+#: Exit code of a comparison whose budget check failed.
+GATE_FAILED = 3
+
+
+def read_recordings(paths: Sequence, labels: Sequence[str], outputs, inputs=(),
+                    warn: Callable[[str], None] = lambda text: None, gate: bool = False):
+    """The recordings of compare, table and report: read (a bad --label being a usage
+    error), the outputs checked against them before anything is written (never one of
+    the inputs: output.check_outputs), and what their batch's index says of each told
+    (provenance.tell_origins: `warn`ings; with `gate`, an error)."""
+    from ..output import check_outputs
+    from ..provenance import tell_origins
+    from ..recordings import files_read, folders_read, load_recordings
+
+    try:
+        recordings = load_recordings(paths, labels)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    check_outputs(outputs, files_read(recordings) + list(inputs),
+                  folders_read(paths, recordings))
+    tell_origins(recordings, warn, gate=gate)
+    return recordings
+
+
+def check_options(clock_mhz: Optional[float], chart: Optional[Path], junit: Optional[Path],
+                  budget_file: Optional[Path]) -> None:
+    """UsageError for options that cannot go together or are out of range."""
+    from .chart import CHART_SUFFIXES
+
+    if clock_mhz is not None and not CLOCK_MHZ_RANGE[0] <= clock_mhz <= CLOCK_MHZ_RANGE[1]:
+        raise UsageError("--clock-mhz {}: the clock must be a positive number of MHz, from "
+                         "0.001 (1 kHz) to 1000000 (1 THz)".format(clock_mhz))
+    if chart is not None and chart.suffix.lower() not in CHART_SUFFIXES:
+        raise UsageError("--chart {}: only SVG charts are drawn (name the file .svg)".format(
+            chart))
+    if junit is not None and budget_file is None:
+        raise UsageError("--junit {}: a report of budget checks needs --budget FILE".format(
+            junit))
+
+
+def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[float],
+                output_format: str, chart: Optional[Path], stat: str,
+                budget_file: Optional[Path], junit: Optional[Path],
+                warn: Callable[[str], None], line: Callable[[str], None]) -> int:
+    """The whole of `extract compare`: the table on standard output, the chart and the
+    JUnit report where asked, the budget's last line through `line`; the exit code (0,
+    or GATE_FAILED when a budget check failed)."""
+    from .blockstats import FIRST, MissingBlocks, over_blocks, read_blocks, stat_metrics
+    from .chart import write_chart
+    from .comparison import compare
+    from .formats import FORMATS
+
+    check_options(clock_mhz, chart, junit, budget_file)
+    budget = None
+    if budget_file is not None:  # a bad budget file is told before any summary is read
+        from ..budget import load_budget
+        budget = load_budget(budget_file)
+    recordings = read_recordings(paths, labels, [("--chart", chart), ("--junit", junit)],
+                                 [budget_file] if budget_file else [], warn,
+                                 gate=budget is not None)
+    if len(recordings) < 2:
+        raise UsageError("compare needs two or more recordings; {} gives {}".format(
+            " ".join(str(p) for p in paths), len(recordings)))
+    comparison = compare(recordings, clock_mhz)
+    found: Optional[List[dict]] = None  # each recording's metrics, when not its summary's
+    if stat != FIRST:
+        from ..provenance import require_belonging
+        try:
+            blocks = [read_blocks(recording, stat) for recording in recordings]
+        except MissingBlocks as exc:
+            raise UsageError(str(exc)) from None
+        for recording, data in zip(recordings, blocks):
+            require_belonging(recording, data)
+        comparison = over_blocks(comparison, stat, blocks)
+        # With --stat, a budget holds the stages' statistic, as the table shows it.
+        found = [stat_metrics(recording, data, stat)
+                 for recording, data in zip(recordings, blocks)]
+    checks = None
+    if budget is not None:  # a pattern that matches nothing: a usage error, first
+        from ..budget import check_budget
+        checks = check_budget(budget, recordings, found)
+        comparison = comparison.with_checks(checks)
+    text = FORMATS[output_format].render(comparison)
+    if chart is not None:
+        write_chart(chart, comparison)
+    if junit is not None and checks is not None:
+        from ..junit import write_junit
+        write_junit(junit, checks, "extract compare --budget {}".format(
+            shown_path(budget_file)))
+    # A lone surrogate (a summary may hold one, escaped) is shown as \udXXX.
+    write_output(STDOUT, text.encode("utf-8", "backslashreplace"))
+    if checks is None:
+        return 0
+    from ..budget import budget_line, gate_failed
+    line(budget_line(checks))
+    return GATE_FAILED if gate_failed(checks) else 0

@@ -1,0 +1,58 @@
+"""`extract report` and `extract table`: read the recordings, then write the page or the
+long table."""
+
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from ..errors import UsageError
+from ..output import STDOUT, write_output
+
+
+def run_table(paths: Sequence, labels: Sequence[str], output: Optional[str],
+              table_format: str, warn: Callable[[str], None]) -> None:
+    """`extract table`: the recordings' metrics, one line each, to `output`."""
+    from ..compare.command import read_recordings
+    from .table import table_bytes
+
+    recordings = read_recordings(paths, labels, [("-o", output)], warn=warn)
+    write_output(output or STDOUT, table_bytes(recordings, table_format))
+
+
+def baseline_index(labels: Sequence[str], baseline: Optional[str]) -> int:
+    """The position of the recording labelled `baseline` (the first when None);
+    UsageError when none is labelled so."""
+    if baseline is None:
+        return 0
+    if baseline not in labels:
+        raise UsageError("--baseline {}: no recording is labelled so (the labels: {})".format(
+            baseline, ", ".join(labels[:10]) + (", ..." if len(labels) > 10 else "")))
+    return list(labels).index(baseline)
+
+
+def run_report(paths: Sequence, labels: Sequence[str], output: Optional[str], *,
+               baseline: Optional[str], budget_file: Optional[Path], title: Optional[str],
+               warn: Callable[[str], None]) -> None:
+    """`extract report`: one HTML page for the recordings, to `output`."""
+    from ..compare.command import read_recordings
+    from .batchinfo import read_index_facts
+    from .page import build_page, render_page
+
+    budget = None
+    if budget_file is not None:  # usage errors before any summary is read, as compare's
+        from ..budget import load_budget
+        budget = load_budget(budget_file)
+    recordings = read_recordings(paths, labels, [("-o", output)],
+                                 [budget_file] if budget_file else [], warn)
+    index = baseline_index([r.label for r in recordings], baseline)
+    checks = None
+    if budget is not None:  # compare --budget's own checks; its baseline comes first
+        from ..budget import check_budget
+        ordered = [recordings[index]] + [r for i, r in enumerate(recordings) if i != index]
+        checks = check_budget(budget, ordered)
+    page = build_page(recordings, read_index_facts(paths), baseline=index, title=title,
+                      checks=checks)
+    shown = {str(r.path) for r in recordings}
+    for item in page.untrusted:  # the summaries' were told with the recordings
+        if item.path not in shown:
+            warn("{}: {}".format(item.path, item.problem))
+    write_output(output or STDOUT, render_page(page))
