@@ -152,10 +152,10 @@ def markdown_code(text: str) -> str:
 # than tab, line feed and carriage return, lone surrogates, U+FFFE and U+FFFF. One of them
 # makes the whole document not XML (a browser then shows an error, or half the chart).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_XML_TEXT = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_XML_TEXT = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"}
 _XML_ATTRIBUTE = dict(_XML_TEXT, **{'"': "&quot;", "'": "&apos;", "\n": "&#10;",
-                                    "\r": "&#13;", "\t": "&#9;"})
-_XML_TEXT_SPECIAL = re.compile("[&<>]")
+                                    "\t": "&#9;"})
+_XML_TEXT_SPECIAL = re.compile("[&<>\r]")
 _XML_ATTRIBUTE_SPECIAL = re.compile("[&<>\"'\n\r\t]")
 
 
@@ -163,7 +163,8 @@ def xml_text(text: str) -> str:
     """`text` as XML 1.0 character data: each character XML cannot hold (C0 controls
     other than tab, newline and carriage return; lone surrogates; U+FFFE; U+FFFF) written
     as a visible escape (`\\x01`, `\\ufffe`), then `&`, `<`, `>` as `&amp;`, `&lt;`,
-    `&gt;`."""
+    `&gt;`, and a carriage return as `&#13;` (which a parser keeps; written as it is, it
+    would read back as a newline)."""
     return _XML_TEXT_SPECIAL.sub(lambda found: _XML_TEXT[found.group()],
                                  _NOT_XML.sub(_visible, text))
 
