@@ -195,6 +195,24 @@ def test_step_tables_text_cells_are_never_formulas(tmp_path):
     assert summary["kernels"][0]["name"].startswith(FORMULA + "/m/")
 
 
+def test_step_tables_vertex_names_are_never_formulas(tmp_path):
+    # Vertex type names come from pva, which reads them from the profile.
+    profile = copy_case(EDGE / "one-anchor", tmp_path / "case")
+    double = profile.parent / "pva-double.json"
+    data = json.loads(double.read_text())
+    for compute_set in data["computeSets"]:
+        compute_set["vertices"] = ["@" + name for name in compute_set["vertices"]]
+    double.write_text(json.dumps(data))
+    out = tmp_path / "out"
+    result = invoke_extract(profile, "-o", out / "summary.json", "--csv")
+    assert result.code == 0, result
+    rows = csv_rows((out / "steps.csv").read_bytes())
+    assert rows[0][9] == "vertices"
+    assert_no_formula(rows)
+    assert "'@poplin::ConvPartial1x1Out<half,half,true,false,16,4,false>" in {
+        row[9] for row in rows}
+
+
 def _rules(tmp_path, labels: dict) -> Path:
     """The installed rules with some labels replaced (as TOML basic strings)."""
     text = RULES.read_text(encoding="utf-8")
