@@ -5,7 +5,7 @@ Program and compute set names (a profile's), folder names (recordings' labels) a
 labels are anyone's choice. Each test hands one command names made to break its format
 (`=2+3` for a spreadsheet, `|`, newlines and `<img src=x onerror=...>` for markdown,
 U+0001 and U+FFFE for XML, ESC[31m and U+202E for a terminal) and parses what comes out
-strictly: CSV with the csv module, markdown rendered by markdown-it (GitHub-flavoured
+strictly: CSV with the csv module, markdown parsed by markdown-it (GitHub-flavoured
 tables) and its rows counted, SVG and JUnit XML with ElementTree. The property tests at
 the end hold each rule for arbitrary text, and check that ordinary names are left as
 they are.
@@ -122,7 +122,7 @@ def cell_text(cell) -> str:
     return cell.text
 
 
-# ---- 1. spreadsheet formulas ---------------------------------------------------------
+# ---- spreadsheet formulas ---------------------------------------------------------
 
 FORMULA_FOLDERS = ["=2+3", "+1", "-2", "@SUM(A1)", "\tx", "\rcr", FORMULA.replace("/", "|")]
 
@@ -236,7 +236,7 @@ def test_blocks_csv_header_labels_are_never_formulas(tmp_path):
     assert {"'" + FORMULA, "'-up", "'@pv"} <= set(rows[0])
 
 
-# ---- 2. markdown ---------------------------------------------------------------------
+# ---- markdown ---------------------------------------------------------------------
 
 MARKDOWN_FOLDERS = ["a|b", "line\nbreak", IMG, "x" + ESC, RLO, "ctl\x01", "\\|", "x_"]
 STAGES = ["st|age", "[x](http://x.example/)", "<b>bold</b>\n| fake | row |", "*em* _em_ `c`",
@@ -319,29 +319,26 @@ def test_ordinary_markdown_is_unchanged():
         assert markdown_cell(label) == label
 
 
-# ---- 3. XML: the chart and the JUnit report ------------------------------------------
+# ---- XML: the chart and the JUnit report ------------------------------------------
 
 XML_FOLDERS = ["ctl\x01", "\ufffe", "x" + ESC, IMG, "q\"'&<"]
 XML_STAGES = ["\x01stage", "st\uffffage", "<g onload=x>"]
 
 
 def _xml_recordings(tmp_path, worse=False):
-    def change(data):
+    """A baseline and one recording per XML_FOLDERS name, with XML_STAGES as stage labels
+    and an exchange named with characters XML cannot hold; `worse`: the recordings have
+    more cycles and code bytes than the baseline (their budget checks fail)."""
+    def change(data, more):
         for kernel, stage in zip(data["kernels"], XML_STAGES):
             kernel["stage"] = stage
-            kernel["cycles"] += 100000 if worse else 0
+            kernel["cycles"] += more * 100000
         data["attention_exchanges"][0]["name"] = "cs1_/\x02x\ufffe<y>&"
-        data["attention_exchanges"][0]["maximum"] += 1000 if worse else 0
-    base = summary_in(tmp_path / "base", change)
-    worse_ = worse
-
-    def change_new(data):
-        change(data)
-        if worse_:
-            for kernel in data["kernels"][:len(XML_STAGES)]:
-                kernel["cycles"] += 100000
-            data["attention_exchanges"][0]["maximum"] += 1000
-    return [base] + [summary_in(tmp_path / folder, change_new) for folder in XML_FOLDERS]
+        data["attention_exchanges"][0]["maximum"] += more * 1000
+    more = 1 if worse else 0
+    base = summary_in(tmp_path / "base", lambda data: change(data, 0))
+    return [base] + [summary_in(tmp_path / folder, lambda data: change(data, more))
+                     for folder in XML_FOLDERS]
 
 
 def shown_in_xml(text: str) -> str:
@@ -390,7 +387,7 @@ def test_junit_is_xml_whatever_the_names(tmp_path):
     assert any("cs#_/\\x02x\\ufffe<y>&" in (f.text or "") for f in root.iter("failure"))
 
 
-# ---- 5. negative cycles in the chart ------------------------------------------------
+# ---- negative cycles in the chart ------------------------------------------------
 
 def test_chart_of_negative_cycles(tmp_path):
     def base(data):
@@ -434,7 +431,7 @@ def test_chart_of_negative_cycles(tmp_path):
     assert "(+150.0% against a)" in titles[(stages[1], "b")]
 
 
-# ---- 4. terminals --------------------------------------------------------------------
+# ---- terminals --------------------------------------------------------------------
 
 TERMINAL_FOLDER = "\x1b[31mred\u202e\x9b2J"
 
