@@ -6,6 +6,7 @@ file chooses them. Every renderer passes each such piece of text through the fun
 here for its format, and keeps no copy of a rule of its own:
 
 - `csv_text_cell`: a CSV text cell (spreadsheet formulas, OWASP's "CSV injection");
+  `csv_cell`: any CSV field, text through `csv_text_cell`, numbers as they are;
 - `markdown_cell`, `markdown_code`: a cell of a GitHub-flavoured markdown table, as text
   or as a code span;
 - `xml_text`, `xml_attribute`: XML 1.0 character data and attribute values (the SVG
@@ -98,7 +99,10 @@ def csv_cell(value):
 #   (`\_`), and names like `profile_logs_f8weight` stay as they are.
 # Line breaks and other controls (compare's markdown goes to a terminal by default, and
 # a newline would split the row) become visible escapes as on a terminal. `#`, `/`, `.`,
-# `-`, `:`, `%` and the rest are plain text inside a cell and are kept.
+# `-`, `:`, `%` and the rest are plain text inside a cell and are kept. Left as they are
+# on purpose: `$...$` (GitHub's inline math) and `:name:` (emoji shortcodes), which only
+# restyle what is shown and are rare in names, and a bare URL, which GitHub links but
+# shows as itself.
 _MARKDOWN = {"\\": "\\\\", "|": "\\|", "`": "\\`", "[": "\\[", "]": "\\]", "*": "\\*",
              "~": "\\~", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
 _MARKDOWN_SPECIAL = re.compile(r"[\\|`\[\]*~<>&]|_+")
