@@ -11,8 +11,10 @@ summary._read_trace).
   (two-space indent, non-ASCII escaped, floats as repr), each body formatted directly;
 - csv: RFC 4180 as the step tables are written (UTF-8 without a byte-order mark, CRLF),
   one line per body; a stage with no kernel rows in a body, and a null end_step, are
-  empty cells;
-- markdown: the statistics only, one line per stage with kernel rows, then the total.
+  empty cells; the header's stage labels are text cells (`escaping.csv_text_cell`: one
+  a spreadsheet would read as a formula gets a leading `'`);
+- markdown: the statistics only, one line per stage with kernel rows, then the total;
+  stage labels as `escaping.markdown_cell` writes them.
 """
 
 import csv
@@ -21,6 +23,7 @@ import json
 from pathlib import Path
 
 from .errors import BlocksFileError
+from .escaping import csv_text_cell, markdown_cell
 from .files import read_input
 
 BLOCKS_NAME = "blocks.json"  # beside each summary.json
@@ -109,7 +112,8 @@ class CsvWriter(_Writer):
         self._width = len(stages)
         out = io.StringIO()
         csv.writer(out, lineterminator=LINE_END).writerow(
-            ["run", "block", "first_step", "end_step", "kernels"] + list(stages) + ["total"])
+            ["run", "block", "first_step", "end_step", "kernels"]
+            + [csv_text_cell(label) for label in stages] + ["total"])
         self._put(out.getvalue())
 
     def body(self, body) -> None:
@@ -130,10 +134,6 @@ MARKDOWN_HEADER = ("| stage | blocks | min | median | mean | max | stdev | min a
                    "max at |")
 
 
-def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|")
-
-
 def _number(value) -> str:
     return "{:.1f}".format(value) if isinstance(value, float) else str(value)
 
@@ -142,8 +142,9 @@ def _at(where) -> str:
     return "run {}, block {}".format(*where)
 
 
-def _line(name: str, stats: dict) -> str:
-    cells = [_cell(name), str(stats["blocks"])] + [
+def _line(cell: str, stats: dict) -> str:
+    """A table line; `cell`: the first cell, as markdown."""
+    cells = [cell, str(stats["blocks"])] + [
         _number(stats[key]) for key in ("min", "median", "mean", "max", "stdev")] + [
         _at(stats["min_at"]), _at(stats["max_at"])]
     return "| " + " | ".join(cells) + " |"
@@ -155,7 +156,7 @@ def to_markdown(statistics: dict) -> bytes:
     `total` (none without blocks); means and standard deviations to 0.1 cycle."""
     lines = [MARKDOWN_HEADER, "|---|" + "---:|" * 6 + "---|---|"]
     for label, stats in statistics["stats"].items():
-        lines.append(_line(label, stats))
+        lines.append(_line(markdown_cell(label), stats))
     if statistics["total"] is not None:
         lines.append(_line("**total**", statistics["total"]))
     # A lone surrogate in a label (a name not UTF-8) is shown as \udXXX.

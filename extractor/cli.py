@@ -356,7 +356,8 @@ def table_command(
     debug: bool = DEBUG,
 ):
     """One line per recording and metric (recording, profile, metric, value): a long
-    table that pandas, DuckDB or a spreadsheet reads as it is."""
+    table for pandas, DuckDB or a spreadsheet (a text cell that a spreadsheet would run as a
+    formula, such as =2+3, gets a leading ')."""
     from .report.command import run_table
 
     _report_errors(_stoppable(lambda: run_table(paths, labels, output, table_format.value,

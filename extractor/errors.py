@@ -3,6 +3,8 @@
 import os
 import re
 
+from .escaping import terminal_text
+
 
 def shown_path(path) -> str:
     """A path as people and JSON see it. Paths are bytes on POSIX: Python carries the
@@ -17,8 +19,11 @@ def shown_path(path) -> str:
 
 def one_line(text: object) -> str:
     """Fold any message (SQLite's, pva's) into a single line of printable text (the
-    paths in it as `shown_path` shows them)."""
-    return re.sub(r"\s+", " ", shown_path(str(text))).strip()
+    paths in it as `shown_path` shows them). Runs of white space become one space; any
+    other control character (ESC, which starts a terminal's escape sequences), and the
+    bidirectional overrides, which a name or a path may hold, are written as
+    `escaping.terminal_text` writes them (`\\x1b`, `\\u202e`)."""
+    return terminal_text(re.sub(r"\s+", " ", shown_path(str(text))).strip())
 
 
 class ExtractorError(Exception):

@@ -5,29 +5,20 @@ publish JUnit files, Jenkins).
 One `testsuite` per recording that has checks (named by its label), one `testcase` per
 check (named `<metric> <budget>`, and the pattern in brackets when it is not the metric's
 own name), a `failure` element for a `fail` or `missing` check, a `skipped` element for a
-skipped one. Hand-written XML, like the chart: a few elements, no library.
+skipped one. Hand-written XML, like the chart: a few elements, no library. Every name
+(recordings' labels, metric names holding exchange names) is written by extractor.escaping's
+XML rules: a character XML cannot hold becomes a visible escape (`\\x01`, `\\ufffe`).
 """
 
-import re
 from typing import Dict, List, Sequence
-from xml.sax.saxutils import escape, quoteattr
 
 from .budget import FAIL, FAILING, MISSING, SKIPPED, Check, excess
+from .escaping import xml_attribute, xml_text
 from .output import write_atomic
-
-# Characters XML 1.0 cannot hold at all (not even as references): controls other than tab,
-# line feed and carriage return, lone surrogates, U+FFFE and U+FFFF.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def _clean(text: str) -> str:
-    """`text` with each character XML cannot hold written as `\\xNN` or `\\uNNNN`."""
-    return _NOT_XML.sub(lambda found: found.group().encode(
-        "unicode_escape", "backslashreplace").decode("ascii"), text)
 
 
 def _attribute(text) -> str:
-    return quoteattr(_clean(str(text)))
+    return xml_attribute(str(text))
 
 
 def case_name(check: Check) -> str:
@@ -74,7 +65,7 @@ def junit_xml(checks: Sequence[Check], name: str = "extract compare --budget") -
                 message = _message(check)
                 out.append("      <failure type={} message={}>{}</failure>".format(
                     _attribute(FAIL if check.status == FAIL else MISSING),
-                    _attribute(message), escape(_clean(message))))
+                    _attribute(message), xml_text(message)))
                 out.append("    </testcase>")
             elif check.status == SKIPPED:
                 out.append(opening + ">")

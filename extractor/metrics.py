@@ -38,13 +38,15 @@ def attention_exchange_metric(masked_name: str) -> str:
 
 # ---- masking compiler ids ----------------------------------------------------------
 
-# `cs23_`, `copy617_`: a compute set's or copy's number, prefixed to a program name. Only
-# at the start of a name or of a name nested after `{`, `,`, `/` (never inside a word,
-# so `Conv_1` or `blocks.0` stay as they are).
-_PREFIX_ID = re.compile(r"(?<![A-Za-z0-9_.])(cs|copy)[0-9]+_")
+# `cs23_`, `copy617_`: a compute set's or copy's number, prefixed to a program name. As
+# the spec says: only at the start of the name or right after `{`, `,` or `/` (the
+# lookbehind: not after any character other than those three), so never inside a word
+# (`abcs23_`) nor after `-`, `.` or a space (`a-cs5_/b` is kept).
+_PREFIX_ID = re.compile(r"(?<![^{,/])(cs|copy)[0-9]+_")
 # `/1570/`: a path part that is only digits (an op's number in the graph). Parts end at
-# `/` and, in the `{a,b}_to_c` names of copies, at `,` `{` `}`.
-_NUMERIC_PART = re.compile(r"(?<=/)[0-9]+(?=[/,{}]|$)")
+# `/` and, in the `{a,b}_to_c` names of copies, at `,` `{` `}`, or at the end of the name
+# (`\Z`: `$` would also match before a final newline).
+_NUMERIC_PART = re.compile(r"(?<=/)[0-9]+(?=[/,{}]|\Z)")
 
 
 def mask_ids(name: str) -> str:
@@ -103,7 +105,10 @@ def metrics(summary: Summary) -> Dict[str, Number]:
 
 
 def percent_change(value, first) -> Optional[float]:
-    """100 * (value - first) / first, or None when it cannot be said."""
+    """The change of `value` against `first` in percent of the size of `first`:
+    100 * (value - first) / |first|, positive when `value` is more (also when `first`
+    is negative: -100 to -50 is +50%); None when it cannot be said (either missing, or
+    `first` 0)."""
     if value is None or first is None or first == 0:
         return None
-    return (value - first) * 100.0 / first
+    return (value - first) * 100.0 / abs(first)

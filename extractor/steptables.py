@@ -9,7 +9,10 @@ Format: RFC 4180. UTF-8 without a byte-order mark; a header line with the spec's
 (`STEP_FIELDS`) in order; records end with CRLF (`\\r\\n`), as RFC 4180 says; a field is
 quoted when it holds a comma, a double quote or a line break, and double quotes inside
 are doubled (the csv module's `QUOTE_MINIMAL`). A pva fact extracted with --no-pva is an
-empty field.
+empty field. Text fields (kind, stage, name, vertices) are written by
+`escaping.csv_cell`: a name a spreadsheet would read as a formula (starting with `=`,
+`+`, `-`, `@`, a tab or a carriage return) gets a leading `'`; numbers are never
+touched.
 """
 
 import contextlib
@@ -17,6 +20,7 @@ import csv
 import io
 from pathlib import Path
 
+from .escaping import csv_cell
 from .output import atomic_files
 from .steps import STEP_FIELDS
 
@@ -52,10 +56,15 @@ class StepTables:
         key = (row.program, row.compute_set)
         pva = self._facts_of.get(key)
         if pva is None:
-            pva = self._facts_of[key] = (facts.max_exchange_code_bytes(row.program),
-                                         facts.vertices(row.compute_set))
-        fields = (row.step, row.kind, row.classes.stage, row.name, row.cycles,
-                  row.active_tiles, row.start, row.end, pva[0], pva[1])
+            # Vertex type names are text from the profile too.
+            pva = self._facts_of[key] = (
+                csv_cell(facts.max_exchange_code_bytes(row.program)),
+                csv_cell(facts.vertices(row.compute_set)))
+        # The text fields as text cells; a number field holds text only when the
+        # profile stored text there (then it is text to a spreadsheet too).
+        fields = (row.step, csv_cell(row.kind), csv_cell(row.classes.stage),
+                  csv_cell(row.name), csv_cell(row.cycles), csv_cell(row.active_tiles),
+                  csv_cell(row.start), csv_cell(row.end), pva[0], pva[1])
         self._steps.writerow(fields)
         if in_first_body:
             self._first_body.writerow(fields)

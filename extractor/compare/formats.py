@@ -7,6 +7,10 @@ metric's name (extractor.metrics) as `metric_name`. A comparison with budget che
 (`Comparison.with_checks`) has each checked value marked: in markdown after the value (✅,
 or ❌ with the budget and how far past its limit), in CSV in a `<label> budget` column
 after each recording's, and in JSON as the list `budgets` (budget-spec.md).
+
+Names and labels are written by extractor.escaping's rules: markdown cells by
+`markdown_cell` (exchange names as code spans, `markdown_code`), CSV text cells by
+`csv_text_cell` (numbers are never touched).
 """
 
 import csv
@@ -17,6 +21,7 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..budget import FAIL, FAILING, MISSING, OK, SKIPPED, Check, budget_line, excess
 from ..errors import shown_path
+from ..escaping import csv_cell, markdown_cell, markdown_code
 from .comparison import EXCHANGES, STAGE_TOTAL, STAGES, Comparison, Exchange
 
 
@@ -28,15 +33,6 @@ class Format(NamedTuple):
 
 
 ABSENT = "\u2014"  # an em dash: this recording has no such value
-
-
-def _markdown_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|")
-
-
-def _code(text: str) -> str:
-    fence = "``" if "`" in text else "`"
-    return "{0}{1}{0}".format(fence, text.replace("|", "\\|"))
 
 
 def _number(value, unit: str) -> str:
@@ -52,7 +48,7 @@ def _percent(change: Optional[float]) -> str:
 
 
 def _exchange_metric(exchange: Exchange) -> str:
-    name = _code(exchange.key)
+    name = markdown_code(exchange.key)
     if exchange.occurrence > 1:
         name += " ({})".format(exchange.occurrence)
     return ("attention exchange: " if exchange.matched else "unmatched attention exchange: "
@@ -125,7 +121,7 @@ def _csv_mark(checks: List[Check]) -> str:
 def to_markdown(comparison: Comparison) -> str:
     """One GitHub-flavoured markdown table, recordings as columns, ending with a newline;
     with budget checks, each checked value marked and the verdict line below."""
-    labels = [_markdown_cell(r.label) for r in comparison.recordings]
+    labels = [markdown_cell(r.label) for r in comparison.recordings]
     marks = _checks_by_cell(comparison)
 
     def mark(index: int, metric_name: Optional[str], unit: str) -> str:
@@ -143,8 +139,8 @@ def to_markdown(comparison: Comparison) -> str:
             if row.change is not None and value is not None:
                 text += _percent(row.change[index])
             cells.append(text + mark(index, row.metric_name, row.unit))
-        lines.append("| {} | {} | {} |".format(_markdown_cell(metric),
-                                               _markdown_cell(row.unit), " | ".join(cells)))
+        lines.append("| {} | {} | {} |".format(markdown_cell(metric),
+                                               markdown_cell(row.unit), " | ".join(cells)))
     for exchange in comparison.exchanges:
         cells = []
         for index, cell in enumerate(exchange.cells):
@@ -188,17 +184,19 @@ def to_csv(comparison: Comparison) -> str:
     header += ["note", "metric_name"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(header)
+    writer.writerow([csv_cell(cell) for cell in header])
 
     def write(section, metric, unit, values, change, note="", metric_name=None):
-        line = [section, metric, unit]
+        # Text cells through csv_cell; numbers (made text by _csv_value) as they are.
+        line = [csv_cell(section), csv_cell(metric), csv_cell(unit)]
         for index, value in enumerate(values):
             line.append(_csv_value(value))
             if index:
                 line.append(_csv_value(change[index] if change is not None else None))
             if budgeted:
-                line.append(_csv_mark(marks.get((labels[index], metric_name or ""), [])))
-        writer.writerow(line + [note, metric_name or ""])
+                line.append(csv_cell(_csv_mark(marks.get((labels[index], metric_name or ""),
+                                                         []))))
+        writer.writerow(line + [csv_cell(note), csv_cell(metric_name or "")])
 
     for row in comparison.rows:
         write(row.section, row.metric, row.unit, row.values, row.change,

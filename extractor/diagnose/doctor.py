@@ -25,6 +25,7 @@ from typing import Any, Dict, List, NamedTuple, Optional
 
 from .. import __version__
 from ..errors import one_line, shown_path
+from ..escaping import terminal_text
 from ..profile import EXCHANGE_CODE_CATEGORY, SQL_ERRORS, Profile
 from ..pvafacts import as_int
 from ..summary import NO_LOWERED_VARS
@@ -584,7 +585,9 @@ _MARKS = {OK: "ok", WARN: "WARN", FAIL: "FAIL", SKIPPED: "skip"}
 
 
 def doctor_text(answer: dict) -> str:
-    """The human-readable form of run_checks' answer."""
+    """The human-readable form of run_checks' answer. Details quote the profile's names
+    and pva's words: every line is written by `escaping.terminal_text`, so that none
+    reaches the terminal as a control sequence."""
     counts = answer["counts"]
     lines = ["{}: {} ok, {} warn, {} fail, {} skipped".format(
         answer["profile"], counts[OK], counts[WARN], counts[FAIL], counts[SKIPPED])]
@@ -604,4 +607,4 @@ def doctor_text(answer: dict) -> str:
     else:
         verdict = "extract reads this profile as it assumes."
     lines.append(verdict + " Send us `extract doctor PROFILE --json` (docs/sdk-contract.md).")
-    return "\n".join(lines) + "\n"
+    return "".join(terminal_text(line) + "\n" for line in lines)

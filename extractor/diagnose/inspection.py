@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from ..errors import one_line, shown_path
+from ..escaping import terminal_text
 from ..profile import REQUIRED_COLUMNS, SQL_ERRORS, Profile
 
 #: A rowid table whose rowids span at most this many values is counted exactly: it holds
@@ -241,7 +242,9 @@ def report_versions(report, errors: list) -> dict:
 # --- text for people ------------------------------------------------------------------
 
 def inspect_text(answer: dict) -> str:
-    """The human-readable form of inspect_profile's answer."""
+    """The human-readable form of inspect_profile's answer. Table and column names, and
+    whatever pva says, are the profile's: every line is written by
+    `escaping.terminal_text`, so that none reaches the terminal as a control sequence."""
     lines = []
     sqlite = answer["sqlite"]
     lines.append("{}: {:,} bytes, SQLite ({:,} pages of {:,} bytes)".format(
@@ -266,15 +269,16 @@ def inspect_text(answer: dict) -> str:
     lines.append("")
     lines.append("tables ({}){}:".format(
         len(tables), ", ~ or > marks an estimated count" if estimated else ""))
-    width = max([len(t["name"]) for t in tables] + [5])
+    names = [terminal_text(t["name"]) for t in tables]  # escaped before measuring
+    width = max([len(name) for name in names] + [5])
     counts = [_count_text(t) for t in tables]
     count_width = max([len(c) for c in counts] + [4])
     lines.append("  {:<{w}}  {:>{c}}  {}".format("table", "rows", "columns", w=width,
                                                 c=count_width))
-    for table, count in zip(tables, counts):
+    for table, name, count in zip(tables, names, counts):
         columns = ("(unknown: a virtual table this SQLite cannot open)"
                    if table["columns"] is None else ", ".join(table["columns"]))
-        lines.append("  {:<{w}}  {:>{c}}  {}".format(table["name"], count, columns,
+        lines.append("  {:<{w}}  {:>{c}}  {}".format(name, count, columns,
                                                     w=width, c=count_width))
     methods = sorted({t["rows_method"] for t in tables if t["rows_method"] != COUNTED})
     for method in methods:
@@ -285,7 +289,7 @@ def inspect_text(answer: dict) -> str:
     report = answer["report"]
     if report is not None:
         lines.extend(_report_text(report))
-    return "\n".join(lines) + "\n"
+    return "".join(terminal_text(line) + "\n" for line in lines)
 
 
 _METHOD_NOTES = {

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Dict, List
 
 from ..errors import shown_path
+from ..escaping import terminal_text
 from ..profile import Profile
 from ..rules import SELECTORS, StageRules
 from ..steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, step_rows
@@ -149,7 +150,10 @@ def _share(part: int, whole: int) -> str:
 def _table(header: List[str], rows: List[List[str]], left: int = 1,
            last_free: bool = False) -> List[str]:
     """Columns padded to width: the first `left` columns to the left, the others right;
-    `last_free` leaves the last column as it is (a name, however long)."""
+    `last_free` leaves the last column as it is (a name, however long). Cells are
+    measured as `escaping.terminal_text` writes them."""
+    header = [terminal_text(cell) for cell in header]
+    rows = [[terminal_text(cell) for cell in row] for row in rows]
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     lines = []
     for cells in [header] + rows:
@@ -162,7 +166,9 @@ def _table(header: List[str], rows: List[List[str]], left: int = 1,
 
 
 def stages_text(answer: dict) -> str:
-    """The human-readable form of check_stages' answer."""
+    """The human-readable form of check_stages' answer. Step names, stage labels and
+    patterns are the profile's and the rules file's: every line is written by
+    `escaping.terminal_text`, so that none reaches the terminal as a control sequence."""
     total = answer["cycles"]
     lines = ["{}: {:,} step rows ({:,} steps), {:,} distinct names, {:,} cycles; rules: {}"
              .format(answer["profile"], answer["step_rows"], answer["steps"], answer["names"],
@@ -222,7 +228,7 @@ def stages_text(answer: dict) -> str:
                 for n in unmatched["top"]]
         if rows:
             lines.extend(_table(["rows", "cycles", "name"], rows, left=0, last_free=True))
-    return "\n".join(lines) + "\n"
+    return "".join(terminal_text(line) + "\n" for line in lines)
 
 
 def _quote(name: str) -> str:

@@ -4,7 +4,10 @@
 The metric names and order are metrics.py's (the budget spec's names). CSV is RFC 4180
 as the step tables are (UTF-8 without a byte-order mark, CRLF, quoted only where
 needed); JSON Lines is one object per line with the same four keys. Numbers are written
-as they are in the summary (an int stays an int, a mean keeps every digit).
+as they are in the summary (an int stays an int, a mean keeps every digit). The CSV's
+text cells (recording, profile, metric) are written by `escaping.csv_text_cell`: one
+that a spreadsheet would read as a formula (`=2+3`, a folder's name) gets a leading `'`;
+numbers are never touched. JSON Lines holds the names as they are.
 """
 
 import csv
@@ -12,6 +15,7 @@ import io
 import json
 from typing import Iterator, NamedTuple, Sequence
 
+from ..escaping import csv_text_cell
 from ..metrics import Number, metrics
 
 COLUMNS = ("recording", "profile", "metric", "value")
@@ -44,7 +48,8 @@ def render_csv(lines) -> str:
     writer = csv.writer(text, lineterminator="\r\n")
     writer.writerow(COLUMNS)
     for line in lines:
-        writer.writerow((line.recording, line.profile, line.metric, _number_text(line.value)))
+        writer.writerow((csv_text_cell(line.recording), csv_text_cell(line.profile),
+                         csv_text_cell(line.metric), _number_text(line.value)))
     return text.getvalue()
 
 
