@@ -576,3 +576,16 @@ def test_ordinary_names_are_unchanged(name):
     assert markdown_cell(name) == name
     assert markdown_code(name) == "`{}`".format(name)
     assert xml_text(name) == name and xml_attribute(name) == '"{}"'.format(name)
+
+
+def test_a_batch_prints_no_terminal_sequence_from_a_folder_name(tmp_path):
+    # The batch's progress lines name each profile by its path: a folder named with ESC
+    # and a bidi override shows them as escapes, on plain stderr and in a failure line.
+    hostile = "e\x1b[31mvil\u202e"
+    copy_case(EDGE / "one-anchor", tmp_path / "runs" / hostile)
+    (tmp_path / "runs" / (hostile + "bad")).mkdir()
+    (tmp_path / "runs" / (hostile + "bad") / "profile.pop").write_text("not a profile")
+    result = invoke_extract("runs", "-o", "out", "-j", "1", cwd=tmp_path)
+    assert result.code == 1, result
+    assert "\x1b" not in result.stderr and "\u202e" not in result.stderr
+    assert "e\\x1b[31mvil\\u202e" in result.stderr

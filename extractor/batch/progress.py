@@ -6,6 +6,7 @@ adds one line per finished profile, the quiet one nothing else.
 
 import sys
 
+from ..escaping import terminal_text
 from .run import FAILED, OK
 
 PROG = "extract"
@@ -27,7 +28,9 @@ class QuietReporter:
         self.stream = stream or sys.stderr
 
     def print(self, line: str) -> None:
-        self.stream.write(line + "\n")
+        # A profile's path or warning may hold any character: none reaches the terminal
+        # as a control sequence.
+        self.stream.write(terminal_text(line) + "\n")
         self.stream.flush()
 
     def start(self, total: int) -> None:
@@ -75,7 +78,8 @@ class RichReporter(PlainReporter):
         self.running = []
 
     def print(self, line: str) -> None:
-        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        self.console.print(terminal_text(line), markup=False, highlight=False,
+                           soft_wrap=True)
 
     def start(self, total: int) -> None:
         super().start(total)
