@@ -48,9 +48,9 @@ import csv
 import hashlib
 import io
 import json
+import math
 import os
 import re
-import resource
 import shutil
 import signal
 import site
@@ -153,8 +153,8 @@ STATUSES = ["ok", "up to date", "failed", "", "OK", None, 7, ["ok"]]
 RAW_LINES = [
     b"not json at all", b"{", b"[1, 2, 3]", b'"a string"', b"null", b"{}",
     b'{"profile": 7}', b"\xff\xfe\x00binary\x00",
-    b'{"profile": "p", "profile": [1], "summary": "r0/summary.json", '
-    b'"summary": "../outside/summary.json", "status": "ok", "status": "failed"}',
+    (b'{"profile": "p", "profile": [1], "summary": "r0/summary.json", '
+     b'"summary": "../outside/summary.json", "status": "ok", "status": "failed"}'),
     b'{"profile": "p", "summary": "r0/summary.json", "status": "ok", "size": 1e400}',
     b'{"profile": "p", "summary": "r0/summary.json", "status": "ok", "size": NaN}',
     b'{"profile": "p", "summary": "r0/summary.json", "warnings": ' + b"[" * 5000 + b"]" * 5000
@@ -404,7 +404,7 @@ def examples(draw, command, subprocess_run=False):
                    budget_kind, nested, options, subprocess_run, focus)
 
 
-def benign_example(command, subprocess_run=False) -> Example:
+def benign_example(command, subprocess_run=False, nested=False) -> Example:
     """Valid fixtures, benign names, realistic index lines, a valid budget."""
     count = 2 if command.startswith("compare") else 3
     recordings = [Recording(BENIGN_NAMES[n], BENIGN_BASES[n], [], FILE, [], FILE)
@@ -420,7 +420,8 @@ def benign_example(command, subprocess_run=False) -> Example:
     if command in ("table-csv", "table-jsonl", "report"):
         options["to_file"] = True
     return Example(command, recordings, lines, False, command == "merge", FILE, budget,
-                   FILE if budget else None, False, options, subprocess_run)
+                   FILE if budget else None, nested and command != "merge", options,
+                   subprocess_run)
 
 
 # ---- the corpus: one hostile piece at a time --------------------------------------------
@@ -784,13 +785,13 @@ def summary_problem(document):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return False
         if isinstance(value, float):
-            return not whole and value == value and abs(value) != float("inf")
+            return not whole and math.isfinite(value)
         return -2 ** 64 < value < 2 ** 64
 
     def raw_anywhere(value):
         if isinstance(value, Raw):
             return True
-        if isinstance(value, float) and not (value == value and abs(value) != float("inf")):
+        if isinstance(value, float) and not math.isfinite(value):
             return True
         if isinstance(value, list):
             return any(raw_anywhere(v) for v in value)
@@ -855,14 +856,13 @@ def index_bytes(built: Built, line, names) -> bytes:
              "finished_at": "2026-12-01T12:00:00.000+00:00"}
     if recording.blocks is not None:
         entry["blocks_sha256"] = "0" * 64
-    for key, value in line.items():
+    for key, drawn in line.items():
         if key == "recording":
             continue
-        if value == DELETED:
+        if drawn == DELETED:
             entry.pop(key, None)
             continue
-        if isinstance(value, str):
-            value = value.replace("{ROOT}", root)
+        value = drawn.replace("{ROOT}", root) if isinstance(drawn, str) else drawn
         if value == "match":  # the sha256 of what the hostile path leads to, if a file
             target = built.outside / "summary.json"
             value = hashlib.sha256(target.read_bytes()).hexdigest()
@@ -900,8 +900,8 @@ def build(example: Example, root: Path) -> Built:
             bad = [m for m in recording.blocks if m in BLOCKS_INVALID]
             if bad and recording.kind == FILE and recording.blocks_kind == FILE:
                 built.invalid_blocks[recording.name] = bad[0]
-    if any(isinstance(l, dict) and isinstance(l.get(k), str) and "link/" in l[k]
-           for l in example.lines for k in ("output", "summary")):
+    if any(isinstance(line, dict) and isinstance(line.get(k), str) and "link/" in line[k]
+           for line in example.lines for k in ("output", "summary")):
         os.symlink(str(built.outside), str(built.batch / "link"))  # inside, to outside
     names = [r.name for r in example.recordings]
     files = {}
@@ -912,7 +912,7 @@ def build(example: Example, root: Path) -> Built:
     if example.shards:
         files.setdefault("index-shard-2-of-2.jsonl", [])
     for name, lines in files.items():
-        data = b"".join(l + b"\n" for l in lines)
+        data = b"".join(line + b"\n" for line in lines)
         if example.torn and name == "index.jsonl" and data:
             data = data[:-max(2, len(lines[-1]) // 2)]
         make_kind(built.batch / name, example.index_kind if name == "index.jsonl" else FILE,
@@ -972,18 +972,16 @@ class Run:
     def __repr__(self):
         return "exit {}{}; stdout {} bytes; stderr: {}".format(
             self.code, " (killed: it hung)" if self.hung else "", len(self.stdout),
-            "\n    ".join(short(l, 300) for l in self.lines[-8:]) or "(nothing)")
+            "\n    ".join(short(line, 300) for line in self.lines[-8:]) or "(nothing)")
 
 
-_RECORDING = None  # a list while an in-process run is watched
+# While an in-process run is watched, "events" is the list its opens go to.
+_WATCH = {"events": None, "hooked": False}
 
 
 def _audit(event, args):
-    if event == "open" and _RECORDING is not None:
-        _RECORDING.append(args)
-
-
-_HOOKED = False
+    if event == "open" and _WATCH["events"] is not None:
+        _WATCH["events"].append(args)
 
 
 def _reads(events, cwd):
@@ -1011,19 +1009,18 @@ def _reads(events, cwd):
 
 
 def run_inprocess(built: Built) -> Run:
-    global _RECORDING, _HOOKED
-    if not _HOOKED:  # once per process: an audit hook cannot be removed
+    if not _WATCH["hooked"]:  # once per process: an audit hook cannot be removed
         sys.addaudithook(_audit)
-        _HOOKED = True
+        _WATCH["hooked"] = True
     events = []
-    _RECORDING = events
+    _WATCH["events"] = events
     try:
         result = invoke_extract(*built.args, cwd=built.cwd, pva=False, timeout=TIMEOUT)
         hung = False
     except InProcessTimeout:
         result, hung = None, True
     finally:
-        _RECORDING = None
+        _WATCH["events"] = None
     opened = _reads(events, str(built.cwd))
     if hung:
         return Run(None, b"", "", True, opened)
@@ -1038,6 +1035,11 @@ import sys
 
 _log = os.environ.get("EXTRACT_AUDIT_LOG")
 if _log:
+    import resource  # a read of /dev/zero ends in MemoryError, not the machine's memory
+
+    _limit = int(os.environ.get("EXTRACT_AUDIT_MEMORY", "0"))
+    if _limit:
+        resource.setrlimit(resource.RLIMIT_AS, (_limit, _limit))
     _fd = os.open(_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
     def _hook(event, args, _fd=_fd, _write=os.write, _dumps=json.dumps, _getcwd=os.getcwd):
@@ -1070,14 +1072,10 @@ def _privilege_drop():
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         return []
     prefix = [shutil.which("setpriv"), "--bounding-set=-dac_override,-dac_read_search"]
-    return prefix if subprocess.run(prefix + ["true"]).returncode == 0 else []
+    return prefix if subprocess.run(prefix + ["true"], check=False).returncode == 0 else []
 
 
 _PREFIX = []
-
-
-def _limits():
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
 def run_subprocess(built: Built) -> Run:
@@ -1089,10 +1087,11 @@ def run_subprocess(built: Built) -> Run:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(audit_site()), str(PVA_DOUBLE)])
     env["EXTRACT_AUDIT_LOG"] = str(log)
+    env["EXTRACT_AUDIT_MEMORY"] = str(MEMORY_LIMIT)
     process = subprocess.Popen(_PREFIX[0] + extract_command() + [str(a) for a in built.args],
                                cwd=str(built.cwd), env=env, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               start_new_session=True, preexec_fn=_limits)
+                               start_new_session=True)
     hung = False
     try:
         out, err = process.communicate(timeout=TIMEOUT)
@@ -1267,7 +1266,7 @@ def check_markdown(data: bytes, what: str) -> list:
     except UnicodeDecodeError as exc:
         return ["{} is not UTF-8: {}".format(what, exc)]
     lines = re.split(r"\r\n|\r|\n", text)  # CommonMark's line endings
-    start = next((n for n, l in enumerate(lines) if l.startswith("|")), None)
+    start = next((n for n, line in enumerate(lines) if line.startswith("|")), None)
     if start is None:
         return ["{} has no table".format(what)]
     width = _cells(lines[start])
@@ -1406,13 +1405,13 @@ def check_run(built: Built, run: Run, before: dict, after: dict) -> list:
         ok_codes = (0, 3) if example.command == "compare-budget" else (0,)
         text = run.stderr
         if "Traceback" in text or "unexpected failure" in text:
-            line = next((l for l in run.lines if "unexpected failure" in l), None) or \
-                run.lines[-1] if run.lines else ""
+            line = next((each for each in run.lines if "unexpected failure" in each),
+                        None) or (run.lines[-1] if run.lines else "")
             problems.append("(b) a traceback or unexpected failure: {}".format(short(line, 300)))
         if run.code in ok_codes:
-            others = [l for l in run.lines if not (
-                l.startswith("budget: ") or l.startswith("extract: warning: ")
-                or (example.command == "merge" and l.endswith(" profiles")))]
+            others = [each for each in run.lines if not (
+                each.startswith("budget: ") or each.startswith("extract: warning: ")
+                or (example.command == "merge" and each.endswith(" profiles")))]
             if others:
                 problems.append("(a) exit {} with stderr lines: {}".format(
                     run.code, short(others[0], 200)))
@@ -1426,7 +1425,7 @@ def check_run(built: Built, run: Run, before: dict, after: dict) -> list:
                 problems.append("(f) exit {}: accepted {}/blocks.json, which is not a "
                                 "blocks file: {}".format(run.code, short(name, 60), why))
         elif run.code in (1, 2):
-            errors = [l for l in run.lines if l.startswith("extract: error: ")]
+            errors = [each for each in run.lines if each.startswith("extract: error: ")]
             if len(run.lines) != 1 or len(errors) != 1:
                 problems.append("(b) exit {} with {} stderr lines, not one error line: {}"
                                 .format(run.code, len(run.lines),
@@ -1497,7 +1496,8 @@ def survey(commands, count: int, subprocess_run: bool, seed_value=None) -> dict:
     from hypothesis import HealthCheck, given, seed, settings
 
     found = {}
-    for command in commands:
+
+    def tally(command):
         @settings(max_examples=count, deadline=None, database=None,
                   derandomize=seed_value is None,
                   suppress_health_check=list(HealthCheck))
@@ -1509,9 +1509,10 @@ def survey(commands, count: int, subprocess_run: bool, seed_value=None) -> dict:
                 found.setdefault(key, [0, report])
                 found[key][0] += 1
 
-        if seed_value is not None:
-            one = seed(int(seed_value))(one)
-        one()
+        return seed(int(seed_value))(one) if seed_value is not None else one
+
+    for command in commands:
+        tally(command)()
     return found
 
 
