@@ -917,6 +917,7 @@ def build(example: Example, root: Path) -> Built:
             data = data[:-max(2, len(lines[-1]) // 2)]
         make_kind(built.batch / name, example.index_kind if name == "index.jsonl" else FILE,
                   data, root, "index.jsonl")
+    (built.batch / ".index.jsonl.lock").write_bytes(b"")  # as every batch leaves it
     if example.budget is not None:
         built.budget_path = root / "budget" / "budget.toml"
         make_kind(built.budget_path, example.budget_kind, example.budget, root, "budget.toml")
@@ -985,7 +986,8 @@ def _audit(event, args):
 
 
 def _reads(events, cwd):
-    """(path, flags, cwd) of the events that opened a path for reading."""
+    """(path, cwd, flags) of the events that opened a path for reading (flags None
+    when the event gave none)."""
     found = []
     for args in events:
         path = args[0]
@@ -1000,11 +1002,12 @@ def _reads(events, cwd):
         if isinstance(mode, str) and mode:
             reading = "r" in mode or "+" in mode
         elif flags is not None:
-            reading = flags & os.O_ACCMODE in (os.O_RDONLY, os.O_RDWR)
+            reading = flags & os.O_ACCMODE in (os.O_RDONLY, os.O_RDWR) and not (
+                flags & getattr(os, "O_PATH", 0))  # O_PATH reads nothing
         else:
             reading = True
         if reading:
-            found.append((path, cwd))
+            found.append((path, cwd, flags))
     return found
 
 
@@ -1140,11 +1143,17 @@ def read_violations(built: Built, run: Run) -> list:
     folders = [g for g in given if os.path.isdir(g)]
     system = _prefixes() + [os.path.realpath(p) for p in _CODE] + [str(audit_site())]
     bad = []
-    for path, cwd in run.opened:
+    for path, cwd, flags in run.opened:
         full = os.path.normpath(os.path.join(cwd, path))
         real = os.path.realpath(full)
+        if flags is not None and flags & getattr(os, "O_NOFOLLOW", 0):
+            # The last link is not followed: refused (ELOOP), or read where it is.
+            real = os.path.join(os.path.realpath(os.path.dirname(full)),
+                                os.path.basename(full))
         if any(under(real, g) for g in given):
             continue
+        if os.path.isdir(real) and any(under(g, real) for g in folders):
+            continue  # a folder above an argument, opened to look for an index in it
         if INDEX_FILE.match(os.path.basename(real)) and os.path.basename(real) == \
                 os.path.basename(full) and any(under(g, os.path.dirname(real))
                                                for g in folders):
@@ -1244,17 +1253,13 @@ def check_csv(data: bytes, what: str, header=None) -> list:
 
 
 def _cells(line: str):
-    """The number of cells of a markdown table row, or None if it is not one."""
+    """The number of cells of a markdown table row, or None if it is not one. As GitHub's
+    table scanner splits a row: at each pipe not right after a backslash (a pipe is
+    escaped by the backslash before it, whatever comes before that)."""
     if not line.startswith("|"):
         return None
-    pipes, escaped = [], False
-    for at, char in enumerate(line):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == "|":
-            pipes.append(at)
+    pipes = [at for at, char in enumerate(line)
+             if char == "|" and (at == 0 or line[at - 1] != "\\")]
     if pipes[-1] != len(line) - 1:
         return None
     return len(pipes) - 1
@@ -1439,10 +1444,22 @@ def check_run(built: Built, run: Run, before: dict, after: dict) -> list:
     if bad:
         problems.append("(d) read outside the folders given: {}".format(
             ", ".join(short(b, 160) for b in bad[:4])))
+    folders = [os.path.realpath(str(g)) for g in built.given if os.path.isdir(str(g))]
+
+    def own_lock(path):
+        """A new empty lock file of an index the command may lock to read it (in an
+        argument's folder or above it): a batch would have left it there anyway."""
+        state = after.get(path)
+        return before.get(path) is None and state is not None and stat.S_ISREG(state[0]) \
+            and state[3] == 0 and INDEX_FILE.match(os.path.basename(path)) \
+            and os.path.basename(path).endswith(".lock") \
+            and any(under(f, os.path.dirname(path)) for f in folders)
+
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p)
                      and not (p in built.declared and after.get(p) is not None
                               and stat.S_ISREG(after[p][0])
-                              and (before.get(p) is None or stat.S_ISREG(before[p][0]))))
+                              and (before.get(p) is None or stat.S_ISREG(before[p][0])))
+                     and not own_lock(p))
     if changed:
         problems.append("(e) changed under the folders given: {}".format(
             ", ".join(short(p.replace(str(built.root), "ROOT"), 120) for p in changed[:4])))
