@@ -75,14 +75,25 @@ def test_the_audit_sees_what_a_command_reads(tmp_path):
         run = (derivedfuzz.run_subprocess if subprocess_run else
                derivedfuzz.run_inprocess)(built)
         assert run.code == 0, run
-        read = {os.path.realpath(path) for path, _ in run.opened}
+        read = {os.path.realpath(path) for path, _, _ in run.opened}
         for summary in built.summaries:
             assert os.path.realpath(str(summary)) in read, (summary, sorted(read))
         assert derivedfuzz.read_violations(built, run) == []
-        run.opened.append((str(built.outside / "summary.json"), "/"))
-        run.opened.append(("../outside/index.jsonl", str(built.batch)))
+        run.opened.append((str(built.outside / "summary.json"), "/", os.O_RDONLY))
+        run.opened.append(("../outside/index.jsonl", str(built.batch), None))
         assert derivedfuzz.read_violations(built, run) == [
             "ROOT/outside/index.jsonl", "ROOT/outside/summary.json"]
+        # Allowed: an index above the argument, the folders above it, a link inside
+        # opened without following it.
+        link = built.batch / "fp8" / "elsewhere.json"
+        os.symlink(str(built.outside / "summary.json"), str(link))
+        run.opened[-2:] = [(str(built.root / "index.jsonl"), "/", os.O_RDONLY),
+                           (str(built.root), "/", os.O_RDONLY),
+                           (str(link), "/", os.O_RDONLY | os.O_NOFOLLOW)]
+        assert derivedfuzz.read_violations(built, run) == []
+        run.opened.append((str(link), "/", os.O_RDONLY))
+        assert derivedfuzz.read_violations(built, run) == [
+            "ROOT/batch/fp8/elsewhere.json (that is ROOT/outside/summary.json)"]
 
 
 def test_the_checkers_refuse_what_they_must():
