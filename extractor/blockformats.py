@@ -21,6 +21,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Optional
 
 from .errors import BlocksFileError
 from .escaping import csv_text_cell, markdown_cell
@@ -234,3 +235,69 @@ def read_blocks_json(path) -> dict:
 def not_blocks(path, problem: str) -> BlocksFileError:
     """The error for the blocks.json at `path` that is not as blocks-spec.md says."""
     return BlocksFileError(path, "not a blocks file: " + problem)
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number_value(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_STAT_NUMBERS = ("min", "median", "mean", "max", "stdev")
+
+
+def _stats_problem(stats) -> Optional[str]:
+    """What is wrong with one label's statistics (or the total's), None when nothing."""
+    if not isinstance(stats, dict):
+        return "are not an object"
+    if not _whole(stats.get("blocks")):
+        return "have no whole number 'blocks'"
+    for key in _STAT_NUMBERS:
+        if key in stats and not _number_value(stats[key]):
+            return "have a {!r} that is not a number".format(key)
+    for key in ("min_at", "max_at"):
+        where = stats.get(key)
+        if key in stats and not (isinstance(where, list) and len(where) == 2
+                                 and all(_whole(n) for n in where)):
+            return "have a {!r} that is not [run, block]".format(key)
+    return None
+
+
+def check_blocks(path, data: dict) -> dict:
+    """`data` (read_blocks_json's) if it is a blocks.json as its format says, key by key
+    (a reader checks what it uses first, in its own words; this checks the rest); else
+    not_blocks naming `path` and the first key that is not."""
+    if not isinstance(data.get("profile"), str):
+        raise not_blocks(path, "'profile' is not a string")
+    stages = data.get("stages")
+    if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
+        raise not_blocks(path, "'stages' is not a list of labels")
+    bodies = data.get("blocks")
+    if not isinstance(bodies, list):
+        raise not_blocks(path, "'blocks' is not a list")
+    for number, body in enumerate(bodies):
+        cycles = body.get("cycles") if isinstance(body, dict) else None
+        if not (isinstance(body, dict) and all(_whole(body.get(k)) for k in (
+                "run", "block", "first_step", "kernels"))
+                and (body.get("end_step") is None or _whole(body.get("end_step")))
+                and isinstance(cycles, dict)
+                and all(isinstance(k, str) and _whole(v) for k, v in cycles.items())
+                and (body.get("total") is None or _whole(body.get("total")))):
+            raise not_blocks(path, "blocks[{}] is not an object with whole numbers run, "
+                             "block, first_step, end_step (or null), kernels, cycles per "
+                             "label and total".format(number))
+    stats = data.get("stats")
+    if not isinstance(stats, dict):
+        raise not_blocks(path, "'stats' is not an object of statistics per label")
+    for label, each in stats.items():
+        problem = _stats_problem(each)
+        if problem is not None:
+            raise not_blocks(path, "the stats of {!r} {}".format(label, problem))
+    total = data.get("total")
+    if total is not None:
+        problem = _stats_problem(total)
+        if problem is not None:
+            raise not_blocks(path, "the total's stats {}".format(problem))
+    return data

@@ -18,12 +18,39 @@ class Recording(NamedTuple):
     summary: Summary
     # Where it stands against its batch's index (provenance.py); None: not looked up.
     origin: Optional[Origin] = None
+    # The real path of the folder argument it was found in (None: given as a file): no
+    # file of it is read through a symbolic link that leads out of that folder.
+    within: Optional[str] = None
 
 
 class _Found(NamedTuple):
     path: Path
     folder_parts: Tuple[str, ...]  # the absolute folder of the file, as parts
     default_parts: int  # how many trailing parts name it by default
+    within: Optional[str] = None  # the folder argument's real path
+
+
+def _inside(path, folder: Optional[str]) -> bool:
+    if folder is None:
+        return True
+    real = os.path.realpath(str(path))
+    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def leads_out(path, within: Optional[str]) -> bool:
+    """Whether `path` (a file found in a folder argument whose real path is `within`)
+    leads out of that folder through a symbolic link. Nothing is read from such a file:
+    a batch folder names only its own files."""
+    return os.path.lexists(str(path)) and not _inside(path, within)
+
+
+def beside(recording: "Recording", name: str, error) -> Path:
+    """The file `name` beside a recording's summary (blocks.json); `error(path,
+    problem)` raised when it is a symbolic link out of the folder it was found in."""
+    path = recording.path.parent / name
+    if leads_out(path, recording.within):
+        raise error(path, "is a symbolic link that leads out of the folder given: not read")
+    return path
 
 
 def _parts(folder: Path) -> Tuple[str, ...]:
@@ -40,13 +67,18 @@ def _find(argument: Path) -> List[_Found]:
         return [_Found(argument, _parts(parent), 1)]
     found = []
     top = Path(os.path.abspath(str(argument)))
+    within = os.path.realpath(str(argument))
     for folder, subfolders, files in os.walk(str(argument)):
         subfolders.sort()
         if SUMMARY_NAME in files:
             relative = PurePath(os.path.relpath(folder, str(argument))).parts
             relative = tuple(p for p in relative if p != ".")
             parts = _parts(top) + relative
-            found.append(_Found(Path(folder, SUMMARY_NAME), parts, max(1, len(relative))))
+            path = Path(folder, SUMMARY_NAME)
+            if leads_out(path, within):
+                raise SummaryFileError(path, "is a symbolic link that leads out of {}: not "
+                                       "read".format(shown_path(argument)))
+            found.append(_Found(path, parts, max(1, len(relative)), within))
     if not found:
         raise SummaryFileError(argument, "no {} in this folder or below it".format(SUMMARY_NAME))
     return found
@@ -106,7 +138,8 @@ def load_recordings(arguments: Sequence, labels: Sequence[str] = ()) -> List[Rec
             raise ValueError("two recordings are labelled {!r}: give each its own --label"
                              .format(name))
     origins = Origins()
-    return [Recording(name, item.path, Summary.read(item.path), origins.of(item.path))
+    return [Recording(name, item.path, Summary.read(item.path), origins.of(item.path),
+                      item.within)
             for name, item in zip(names, found)]
 
 

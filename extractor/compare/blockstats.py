@@ -8,8 +8,10 @@ import math
 from typing import List
 
 from .. import metrics as names
-from ..blockformats import BLOCKS_NAME, blocks_path, not_blocks, read_blocks_json
-from ..recordings import Recording
+from ..blockformats import (BLOCKS_NAME, check_blocks, not_blocks,
+                            read_blocks_json)
+from ..errors import BlocksFileError
+from ..recordings import Recording, beside
 from .comparison import STAGE_TOTAL, STAGES, TOTAL, Comparison, Row, _with_change
 
 FIRST = "first"  # the first body's cycles, from summary.json: the comparison as it is
@@ -28,7 +30,7 @@ def unit_of(stat: str) -> str:
 
 def read_blocks(recording: Recording, stat: str) -> dict:
     """The blocks.json beside a recording's summary, checked as far as compare uses it."""
-    path = blocks_path(recording.path)
+    path = beside(recording, BLOCKS_NAME, BlocksFileError)
     if not path.exists() and not path.is_symlink():
         raise MissingBlocks("{}: no {} beside it, which --stat {} needs: extract with "
                             "--blocks".format(recording.path, BLOCKS_NAME, stat))
@@ -43,7 +45,7 @@ def read_blocks(recording: Recording, stat: str) -> dict:
         if stats and (isinstance(value, bool) or not isinstance(value, (int, float))
                       or not math.isfinite(value)):
             raise not_blocks(path, "{!r} of {!r} is not a number".format(stat, label))
-    return data
+    return check_blocks(path, data)
 
 
 def stage_rows(blocks: List[dict], stat: str) -> List[Row]:

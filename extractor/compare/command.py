@@ -67,8 +67,9 @@ def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[f
     if budget_file is not None:  # a bad budget file is told before any summary is read
         from ..budget import load_budget
         budget = load_budget(budget_file)
+    notes: List[str] = []  # told once the output is written: an error is told alone
     recordings = read_recordings(paths, labels, [("--chart", chart), ("--junit", junit)],
-                                 [budget_file] if budget_file else [], warn,
+                                 [budget_file] if budget_file else [], notes.append,
                                  gate=budget is not None)
     if len(recordings) < 2:
         raise UsageError("compare needs two or more recordings; {} gives {}".format(
@@ -101,6 +102,8 @@ def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[f
             shown_path(budget_file)))
     # A lone surrogate (a summary may hold one, escaped) is shown as \udXXX.
     write_output(STDOUT, text.encode("utf-8", "backslashreplace"))
+    for note in notes:
+        warn(note)
     if checks is None:
         return 0
     from ..budget import budget_line, gate_failed

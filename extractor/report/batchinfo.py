@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..batch.index import latest_by_output, read_entries
-from ..blockformats import blocks_path, not_blocks, read_blocks_json
+from ..blockformats import blocks_path, check_blocks, not_blocks, read_blocks_json
 
 FAILED = "failed"
 
@@ -119,5 +119,6 @@ def read_blocks(summary_path: Path) -> Optional[Blocks]:
                              "block, cycles per label and total".format(number))
         per_stage: Dict[str, Optional[int]] = dict(body["cycles"])
         bodies.append(Body(body["run"], body["block"], per_stage, body.get("total")))
+    check_blocks(path, data)  # the rest of the file too: a file it is not is refused
     return Blocks(path, list(stages), bodies)
 

@@ -2,7 +2,7 @@
 long table."""
 
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 from ..errors import UsageError
 from ..output import STDOUT, write_output
@@ -14,8 +14,11 @@ def run_table(paths: Sequence, labels: Sequence[str], output: Optional[str],
     from ..compare.command import read_recordings
     from .table import table_bytes
 
-    recordings = read_recordings(paths, labels, [("-o", output)], warn=warn)
+    notes: List[str] = []  # told once the table is written: an error is told alone
+    recordings = read_recordings(paths, labels, [("-o", output)], warn=notes.append)
     write_output(output or STDOUT, table_bytes(recordings, table_format))
+    for note in notes:
+        warn(note)
 
 
 def baseline_index(labels: Sequence[str], baseline: Optional[str]) -> int:
@@ -41,8 +44,9 @@ def run_report(paths: Sequence, labels: Sequence[str], output: Optional[str], *,
     if budget_file is not None:  # usage errors before any summary is read, as compare's
         from ..budget import load_budget
         budget = load_budget(budget_file)
+    notes: List[str] = []  # told once the page is written: an error is told alone
     recordings = read_recordings(paths, labels, [("-o", output)],
-                                 [budget_file] if budget_file else [], warn)
+                                 [budget_file] if budget_file else [], notes.append)
     index = baseline_index([r.label for r in recordings], baseline)
     checks = None
     if budget is not None:  # compare --budget's own checks; its baseline comes first
@@ -52,7 +56,9 @@ def run_report(paths: Sequence, labels: Sequence[str], output: Optional[str], *,
     page = build_page(recordings, read_index_facts(paths), baseline=index, title=title,
                       checks=checks)
     shown = {str(r.path) for r in recordings}
-    for item in page.untrusted:  # the summaries' were told with the recordings
+    for item in page.untrusted:  # the summaries' are among the notes already
         if item.path not in shown:
-            warn("{}: {}".format(item.path, item.problem))
+            notes.append("{}: {}".format(item.path, item.problem))
     write_output(output or STDOUT, render_page(page))
+    for note in notes:
+        warn(note)

@@ -15,7 +15,10 @@ from .. import __version__
 from ..metrics import (ALLOCATED_MEMORY, DEVICE_SPAN, DEVICE_SPAN_MEAN, EXCHANGE_MEMORY,
                        QKV_EXECUTIONS, STAGE, STAGES_TOTAL, device_span_metric, metrics,
                        percent_change)
+from ..blockformats import BLOCKS_NAME
+from ..errors import BlocksFileError
 from ..provenance import blocks_belonging, record_note, stale_problem
+from ..recordings import beside
 from .batchinfo import Blocks, IndexFacts, read_blocks
 
 EXCHANGE_MEMORY_MAX = EXCHANGE_MEMORY + "max"
@@ -414,6 +417,7 @@ def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
             stale_problem(recording.origin) or record_note(recording.origin))
         if note is not None:
             untrusted.append(Untrusted(recording.label, str(recording.path), note))
+        beside(recording, BLOCKS_NAME, BlocksFileError)  # never read out of its folder
         blocks = read_blocks(recording.path)
         if blocks is None:
             continue
