@@ -2,9 +2,16 @@
 
 import os
 import re
+from typing import Any, Union
+
+#: A path as the commands take one: text, or a pathlib.Path (a string here: os.PathLike
+#: takes a parameter only from Python 3.9 on).
+StrPath = Union[str, "os.PathLike[str]"]
 
 
-def shown_path(path) -> str:
+# `path`: a StrPath. Any for now: cli.py (not yet under disallow_untyped_defs) passes an
+# Optional[Path] that only its own earlier checks make sure is not None.
+def shown_path(path: Any) -> str:
     """A path as people and JSON see it. Paths are bytes on POSIX: Python carries the
     bytes that are not UTF-8 as lone surrogates (surrogateescape), which no terminal,
     JSON or UTF-8 file can hold; here each such byte becomes `\\xNN` (`a\\xff`).
@@ -26,7 +33,7 @@ class ExtractorError(Exception):
 
     exit_code = 1
 
-    def __init__(self, source, problem: str):
+    def __init__(self, source: StrPath, problem: str):
         super().__init__(source, problem)
         self.source = shown_path(source)
         self.problem = one_line(problem)
