@@ -5,7 +5,7 @@ here. compare's rows, budgets, `extract table` and the report all name numbers t
 """
 
 import re
-from typing import Dict, Union
+from typing import Dict, Optional, Union
 
 from .model import Summary
 
@@ -76,7 +76,7 @@ def metrics(summary: Summary) -> Dict[str, Number]:
     exchanges in pva order. Null or absent numbers are left out."""
     found: Dict[str, Number] = {}
 
-    def put(name: str, value) -> None:
+    def put(name: str, value: Optional[Number]) -> None:
         if value is not None:
             found[name] = value
 

@@ -248,8 +248,9 @@ class Profile:
                 exc.strerror or exc)) from exc
         if self.path.is_dir():
             raise ProfileError(self.path, "is a directory, not a profile")
-        if not_regular(mode) is not None:  # a FIFO or a device: never opened to read
-            raise ProfileError(self.path, not_regular(mode))
+        kind = not_regular(mode)
+        if kind is not None:  # a FIFO or a device: never opened to read
+            raise ProfileError(self.path, kind)
         if not os.access(str(self.path), os.R_OK):
             raise ProfileError(self.path, "permission denied")
 
