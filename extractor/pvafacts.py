@@ -24,7 +24,7 @@ What the public record says of the real module, and what is done about it here:
 
 import operator
 from typing import (TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Pattern, Protocol, Sequence,
-                    Set, SupportsIndex, Tuple, Type)
+                    Set, SupportsIndex, Tuple, Type, Union)
 
 from .errors import ProfileError, PvaMissingError, StrPath
 from .model import AttentionExchange
@@ -225,7 +225,7 @@ class PvaFacts:
         return self.code_bytes(program_id, program)[0] if is_exchange else 0
 
     def _same_name(self, what: str, key: int, sql_names: dict,
-                   found: "PvaProgram | PvaComputeSet", ids: str) -> None:
+                   found: Union[PvaProgram, PvaComputeSet], ids: str) -> None:
         """ProfileError unless pva's object `found` has the name SQL gives `key`."""
         expected = sql_names.get(key)
         if expected is None:

@@ -5,7 +5,7 @@ from typing import (TYPE_CHECKING, Callable, Dict, Iterator, NamedTuple, Optiona
 
 from .rules import StageRules
 
-if TYPE_CHECKING:  # only for the annotations: importing it here would import pva's seam
+if TYPE_CHECKING:  # for the annotations alone: at run time steps imports neither
     from .profile import Profile, RawStepRow
     from .pvafacts import StepFacts
 
@@ -141,7 +141,7 @@ class NamedStep(NamedTuple):
 Pair = Tuple[Optional[int], Optional[int]]
 
 if TYPE_CHECKING:  # a dict, typed for mypy alone (a subscripted base would add Generic)
-    _StepNamesBase = Dict[Pair, "NamedStep"]
+    _StepNamesBase = Dict[Pair, NamedStep]
 else:
     _StepNamesBase = dict
 
