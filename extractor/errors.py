@@ -2,11 +2,18 @@
 
 import os
 import re
+from typing import Any, Optional, Union
 
 from .escaping import terminal_text
 
+#: A path as the commands take one: text, or a pathlib.Path (a string here: os.PathLike
+#: takes a parameter only from Python 3.9 on).
+StrPath = Union[str, "os.PathLike[str]"]
 
-def shown_path(path) -> str:
+
+# `path`: a StrPath. Any for now: cli.py (not yet under disallow_untyped_defs) passes an
+# Optional[Path] that only its own earlier checks make sure is not None.
+def shown_path(path: Any) -> str:
     """A path as people and JSON see it. Paths are bytes on POSIX: Python carries the
     bytes that are not UTF-8 as lone surrogates (surrogateescape), which no terminal,
     JSON or UTF-8 file can hold; here each such byte becomes `\\xNN` (`a\\xff`).
@@ -31,7 +38,7 @@ class ExtractorError(Exception):
 
     exit_code = 1
 
-    def __init__(self, source, problem: str):
+    def __init__(self, source: StrPath, problem: str):
         super().__init__(source, problem)
         self.source = shown_path(source)
         self.problem = one_line(problem)
@@ -80,7 +87,7 @@ class UsageError(ExtractorError):
 
     exit_code = 2
 
-    def __init__(self, source, problem=None):
+    def __init__(self, source: Any, problem: Optional[str] = None) -> None:
         if problem is None:
             source, problem = "", source
         super().__init__(source, problem)

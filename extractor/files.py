@@ -9,6 +9,9 @@ checked again on the open descriptor, so that a swap between the two cannot hang
 import errno
 import os
 import stat
+from typing import Callable, Optional
+
+from .errors import StrPath
 
 # The kinds of file, in the words every message uses (inputs and outputs alike).
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"),
@@ -24,7 +27,7 @@ def kind(mode: int) -> str:
     return "not a regular file"  # pragma: no cover - a door, a whiteout...
 
 
-def not_regular(mode: int):
+def not_regular(mode: int) -> Optional[str]:
     """None for a regular file, else the problem in words ("is a FIFO (named pipe), not a
     regular file")."""
     if stat.S_ISREG(mode):
@@ -40,7 +43,7 @@ class NotRegular(OSError):
         self.strerror = problem
 
 
-def open_regular(path) -> int:
+def open_regular(path: StrPath) -> int:
     """A read-only descriptor of `path`, which must be a regular file (NotRegular if not;
     OSError as os.open raises it). Never blocks on a FIFO or a device."""
     mode = os.stat(str(path)).st_mode
@@ -61,13 +64,13 @@ def open_regular(path) -> int:
     return fd
 
 
-def read_regular(path) -> bytes:
+def read_regular(path: StrPath) -> bytes:
     """The bytes of the regular file `path` (NotRegular or OSError otherwise)."""
     with os.fdopen(open_regular(path), "rb") as handle:
         return handle.read()
 
 
-def read_input(path, error) -> bytes:
+def read_input(path: StrPath, error: Callable[[StrPath, str], Exception]) -> bytes:
     """The bytes of the regular file at `path` (read_regular); when it is not one or
     cannot be read, `error(path, problem)` raised: NotRegular's words, or "cannot read:
     <reason>". `error`: the ExtractorError class of the command's input."""

@@ -78,7 +78,7 @@ def metrics(summary: Summary) -> Dict[str, Number]:
     exchanges in pva order. Null or absent numbers are left out."""
     found: Dict[str, Number] = {}
 
-    def put(name: str, value) -> None:
+    def put(name: str, value: Optional[Number]) -> None:
         if value is not None:
             found[name] = value
 
@@ -104,7 +104,7 @@ def metrics(summary: Summary) -> Dict[str, Number]:
     return found
 
 
-def percent_change(value, first) -> Optional[float]:
+def percent_change(value: Optional[Number], first: Optional[Number]) -> Optional[float]:
     """The change of `value` against `first` in percent of the size of `first`:
     100 * (value - first) / |first|, positive when `value` is more (also when `first`
     is negative: -100 to -50 is +50%); None when it cannot be said (either missing, or

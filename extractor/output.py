@@ -6,15 +6,16 @@ import os
 import stat
 import sys
 from pathlib import Path
+from typing import IO, Dict, Iterable, Iterator, List, Literal, Optional, Tuple, cast, overload
 
-from .errors import OutputError, UsageError, shown_path
+from .errors import OutputError, StrPath, UsageError, shown_path
 from .files import kind
 
 STDOUT = "-"
 
 
 @contextlib.contextmanager
-def atomic_file(path, strict: bool = False):
+def atomic_file(path: StrPath, strict: bool = False) -> Iterator[IO[bytes]]:
     """A binary file handle whose contents appear at `path` only when the block completes.
 
     Writes go to a temporary file in the same folder, which is fsynced and renamed over
@@ -57,7 +58,8 @@ def atomic_file(path, strict: bool = False):
 
 
 @contextlib.contextmanager
-def atomic_files(paths, strict: bool = False):
+def atomic_files(names: Iterable[StrPath], strict: bool = False
+                 ) -> Iterator[List[IO[bytes]]]:
     """Binary handles for several files that change together, or not at all.
 
     Every target is checked (`replaceable`, never written directly) before the block
@@ -67,8 +69,10 @@ def atomic_files(paths, strict: bool = False):
     until all are in), so a reader sees either all the old files or all the new ones.
     An error inside the block is reported against the last path.
     """
-    paths = [Path(p) for p in paths]
-    targets, temps, handles = [], [], []
+    paths = [Path(p) for p in names]
+    targets: List[Path] = []
+    temps: List[Optional[str]] = []
+    handles: List[IO[bytes]] = []
     current = paths[-1]
     try:
         for path in paths:
@@ -98,25 +102,27 @@ def atomic_files(paths, strict: bool = False):
                 handle.close()
             except OSError:
                 pass
-        for tmp in temps:
-            if tmp is not None:
+        for temp in temps:
+            if temp is not None:
                 try:
-                    os.unlink(tmp)
+                    os.unlink(temp)
                 except OSError:
                     pass
 
 
-def _replace_together(paths, targets, temps) -> None:
+def _replace_together(paths: List[Path], targets: List[Path], temps: List[Optional[str]]
+                      ) -> None:
     """Rename temps[i] over targets[i] for each i, all or none (see atomic_files); a
     temporary name is set to None once renamed."""
-    replaced, backups = [], {}
+    replaced: List[int] = []
+    backups: Dict[int, str] = {}
     path = paths[0]
     try:
         for i, (path, target) in enumerate(zip(paths, targets)):
             _check_replaceable(path, target)
             if os.path.lexists(str(target)):
                 backups[i] = _backup(target)
-            os.replace(temps[i], str(target))
+            os.replace(cast(str, temps[i]), str(target))  # None only once renamed
             temps[i] = None
             replaced.append(i)
     except BaseException as exc:
@@ -166,7 +172,14 @@ def _backup(target: Path) -> str:
     return name
 
 
-def replaceable(path, strict: bool = False, direct: bool = False):
+@overload
+def replaceable(path: StrPath, strict: bool = ..., direct: Literal[False] = ...) -> Path: ...
+@overload
+def replaceable(path: StrPath, strict: bool = ..., direct: bool = ...) -> Optional[Path]: ...
+
+
+def replaceable(path: StrPath, strict: bool = False, direct: bool = False
+                ) -> Optional[Path]:
     """Where a rename may put a new file for `path`: the path of a regular file or of
     nothing. `strict`: `path` itself must be one (a symbolic link is refused too).
     Otherwise a symbolic link is followed: the file it points to is the one replaced.
@@ -215,7 +228,7 @@ def _make_parent(path: Path) -> None:
                           .format(path.parent)) from None
 
 
-def make_folder(folder) -> None:
+def make_folder(folder: StrPath) -> None:
     """Create an output folder (and its parents); OutputError in one line if it cannot."""
     folder = Path(folder)
     try:
@@ -229,7 +242,7 @@ def make_folder(folder) -> None:
 
 
 @contextlib.contextmanager
-def _open_direct(path: Path):
+def _open_direct(path: Path) -> Iterator[IO[bytes]]:
     """A handle writing into the character device or FIFO at `path`: opened without
     creating or truncating anything, and without waiting for a FIFO's reader."""
     try:
@@ -253,7 +266,7 @@ def _open_direct(path: Path):
         handle.flush()
 
 
-def _new_partial(path: Path):
+def _new_partial(path: Path) -> Tuple[int, str]:
     """(fd, name) of a new temporary file beside `path`, made here (O_EXCL) and named
     .NAME.HOST.PID.RANDOM.partial. Its mode is what any new file gets (0666 less the
     umask), as `path` would have had if written directly."""
@@ -275,12 +288,12 @@ def _host() -> str:
         return socket.gethostname()
 
 
-def _partial_prefix(path: Path, pid=None) -> str:
+def _partial_prefix(path: Path, pid: Optional[int] = None) -> str:
     # Who writes it is in the name, so that a later writer can tell an abandoned one.
     return ".{}.{}.{}.".format(path.name, _host(), pid or os.getpid())
 
 
-def remove_abandoned(path) -> None:
+def remove_abandoned(path: StrPath) -> None:
     """Remove temporary files left beside `path` by killed writers of this host (a
     SIGKILL leaves no chance to clean up); a live writer's, or another host's, stay."""
     path = Path(path)
@@ -308,13 +321,13 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def write_atomic(path, data: bytes, strict: bool = False) -> None:
+def write_atomic(path: StrPath, data: bytes, strict: bool = False) -> None:
     """Write `data` to `path` so that no reader ever sees a partial file (atomic_file)."""
     with atomic_file(path, strict) as handle:
         handle.write(data)
 
 
-def write_output(target, data: bytes) -> None:
+def write_output(target: StrPath, data: bytes) -> None:
     """Write to a file atomically (a device or FIFO directly: atomic_file), or to
     standard output when `target` is "-"."""
     if str(target) == STDOUT:
@@ -329,7 +342,7 @@ def write_output(target, data: bytes) -> None:
         write_atomic(target, data)
 
 
-def write_output_from(target, source, chunk: int = 1 << 20) -> None:
+def write_output_from(target: StrPath, source: IO[bytes], chunk: int = 1 << 20) -> None:
     """`write_output` of the whole of the binary file `source` (read from where it is),
     copied a chunk at a time: for an output too large to hold in memory."""
     if str(target) != STDOUT:
@@ -403,7 +416,7 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def check_target(path) -> None:
+def check_target(path: StrPath) -> None:
     """OutputError unless `path` can be written as `write_output` writes it: nothing is
     there, or a regular file (a symbolic link to one), a character device or a FIFO; and
     the folder it goes in is a folder or can be made. Checks, writes nothing."""
@@ -417,16 +430,17 @@ def check_target(path) -> None:
                           .format(path.parent))
 
 
-def check_outputs(targets, inputs=(), folders=()) -> None:
+def check_outputs(targets: Iterable[Tuple[str, Optional[StrPath]]],
+                  inputs: Iterable[StrPath] = (), folders: Iterable[StrPath] = ()) -> None:
     """Check every output of a command before any is written, so that a command fails
     whole or not at all. `targets`: (option, path) pairs ("-": standard output, passed
     over). UsageError when an output is one of the command's `inputs` (files it reads),
     is named like a batch's own file inside one of the `folders` it reads, or is given
     twice; OutputError (check_target) when it cannot be written."""
-    read: dict = {}
-    for path in inputs:
-        read.setdefault(os.path.realpath(str(path)), path)
-    seen: dict = {}
+    read: Dict[str, StrPath] = {}
+    for given in inputs:
+        read.setdefault(os.path.realpath(str(given)), given)
+    seen: Dict[str, str] = {}
     real_folders = [os.path.realpath(str(folder)) for folder in folders]
     for option, path in targets:
         if path is None or str(path) == STDOUT:
@@ -446,7 +460,7 @@ def check_outputs(targets, inputs=(), folders=()) -> None:
         check_target(path)
 
 
-def _same(path, other) -> bool:
+def _same(path: StrPath, other: StrPath) -> bool:
     try:
         return os.path.samefile(str(path), str(other))
     except OSError:

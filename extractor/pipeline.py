@@ -4,16 +4,20 @@ step tables, with --blocks, blocks.json, from the same pass). The one path both
 depend on how it was asked for.
 """
 
-from typing import Optional
+from typing import Any, Callable, List, Optional, Tuple
 
+from .errors import StrPath
 from .output import write_atomic, write_output
 from .render import summary_bytes
-from .summary import summarize
+from .rules import StageRules
+from .summary import Extraction, summarize
 
 
-def extract_profile(profile, output, rules, *, use_pva: bool = True, csv: bool = False,
-                    blocks: bool = False, strict: bool = False, profile_label: Optional[str] = None,
-                    on_extracted=None) -> tuple:
+def extract_profile(profile: StrPath, output: StrPath, rules: Optional[StageRules], *,
+                    use_pva: bool = True, csv: bool = False, blocks: bool = False,
+                    strict: bool = False, profile_label: Optional[str] = None,
+                    on_extracted: Optional[Callable[[Extraction], object]] = None
+                    ) -> Tuple[Any, bytes]:
     """Write the summary of `profile` to `output`; return (the `Extraction`, the summary's
     bytes).
 
@@ -26,6 +30,8 @@ def extract_profile(profile, output, rules, *, use_pva: bool = True, csv: bool =
     (default: the path). `on_extracted(extraction)` is called once the summary is made,
     before anything is written (to print its warnings).
     """
+    # -> Tuple[Extraction, bytes] once summary.py types Extraction.blocks as
+    # Optional[BlockBodies] (object now): batch/run.py reads it as one.
     if not csv and not blocks:
         extraction = summarize(profile, rules, use_pva=use_pva, profile_label=profile_label)
         if on_extracted is not None:
@@ -43,7 +49,7 @@ def extract_profile(profile, output, rules, *, use_pva: bool = True, csv: bool =
 
     # The step tables and blocks.json come from the summary's own pass; the files
     # change together (the summary last).
-    paths: list = []
+    paths: List[Path] = []
     if csv:
         from .steptables import csv_paths
         paths.extend(csv_paths(Path(output).parent))

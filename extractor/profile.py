@@ -9,10 +9,10 @@ import itertools
 import os
 import sqlite3
 from pathlib import Path
-from typing import Tuple
+from typing import Any, Generator, Iterable, List, NoReturn, Optional, Sequence, Tuple, Union
 from urllib.parse import quote
 
-from .errors import ProfileError
+from .errors import ProfileError, StrPath
 from .files import NotRegular, not_regular, open_regular
 from .model import ALLOCATED_MEMORY_FIELDS, EXCHANGE_MEMORY_FIELDS
 
@@ -27,6 +27,12 @@ REQUIRED_COLUMNS = {
     "var_categories": ("id", "name"),
     "memory_by_tile": ("total",),
 }
+
+#: A row of `Profile.step_rows`: (step, kind, cycles, active_tiles, start, end, program,
+#: compute_set), as SQLite gives them (a column may hold any storage class: the reader
+#: checks what it uses); `step_row_batches(bodies=True)`: (step, kind, cycles, program,
+#: compute_set).
+RawStepRow = Tuple[Any, ...]
 
 #: The tables the step rows come from (all blocks.json needs).
 STEP_TABLES = ("steps", "steps_by_ipu", "programs", "compute_sets")
@@ -132,12 +138,12 @@ def _lenient_text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def _shown(value, limit: int = 40) -> str:
+def _shown(value: object, limit: int = 40) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def storage_class(value) -> str:
+def storage_class(value: object) -> str:
     """How SQLite stored a value, in words, for messages."""
     if isinstance(value, str):
         return "text {}".format(_shown(value))
@@ -159,8 +165,8 @@ class Profile:
     checked.
     """
 
-    def __init__(self, path, check_schema: bool = True, tables=None,
-                 check_start_end: bool = True):
+    def __init__(self, path: StrPath, check_schema: bool = True,
+                 tables: Optional[Iterable[str]] = None, check_start_end: bool = True):
         self._tables = tuple(REQUIRED_COLUMNS) if tables is None else tuple(tables)
         self.path = Path(path)
         self._check_file()
@@ -188,16 +194,16 @@ class Profile:
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc
 
-    def __enter__(self):
+    def __enter__(self) -> "Profile":
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def close(self) -> None:
         self.db.close()
 
-    def error(self, exc) -> ProfileError:
+    def error(self, exc: Union[BaseException, str]) -> ProfileError:
         """A ProfileError naming this file, from an SQLite exception or a message."""
         unreadable = ProfileError(self.path, "damaged SQLite file (SQLite's message about "
                                   "it is not readable text)")
@@ -242,8 +248,9 @@ class Profile:
                 exc.strerror or exc)) from exc
         if self.path.is_dir():
             raise ProfileError(self.path, "is a directory, not a profile")
-        if not_regular(mode) is not None:  # a FIFO or a device: never opened to read
-            raise ProfileError(self.path, not_regular(mode))
+        kind = not_regular(mode)
+        if kind is not None:  # a FIFO or a device: never opened to read
+            raise ProfileError(self.path, kind)
         if not os.access(str(self.path), os.R_OK):
             raise ProfileError(self.path, "permission denied")
 
@@ -397,7 +404,7 @@ class Profile:
         except sqlite3.OperationalError:
             return False
 
-    def step_rows(self):
+    def step_rows(self) -> Generator[RawStepRow, None, None]:
         """Raw step rows in spec order: (step, kind, cycles, active_tiles, start, end,
         program, compute_set). Streamed: SQLite hands them over as they are read."""
         for batch in self.step_row_batches():
@@ -410,7 +417,8 @@ class Profile:
         return self._steps_by_ipu_has_rowid and self._steps_id_is_rowid
 
     def step_row_batches(self, size: int = 256, stored_order: bool = False,
-                         bodies: bool = False):
+                         bodies: bool = False
+                         ) -> Generator[List[RawStepRow], None, None]:
         """The rows of `step_rows` in lists of up to `size`, for a caller that loops over
         a million of them: a list is looped over faster than a generator is resumed.
 
@@ -491,7 +499,7 @@ class Profile:
             self._not_whole("memory_by_tile", "total")
         return dict(zip(ALLOCATED_MEMORY_FIELDS, (low, mean, high)))
 
-    def _not_whole(self, table: str, column: str):
+    def _not_whole(self, table: str, column: str) -> NoReturn:
         """Raise the error for a column found holding something else than whole numbers."""
         row = self._one_row('SELECT "{0}" FROM "{1}" WHERE typeof("{0}") NOT IN '
                             "('integer', 'null') LIMIT 1".format(column, table))
@@ -499,7 +507,7 @@ class Profile:
         raise ProfileError(self.path, "table {!r}, column {!r} holds {} where a whole number "
                            "belongs".format(table, column, shown))
 
-    def _one_row(self, sql: str, parameters=()):
+    def _one_row(self, sql: str, parameters: Sequence[object] = ()) -> Any:
         try:
             return self.db.execute(sql, parameters).fetchone()
         except SQL_ERRORS as exc:

@@ -23,8 +23,10 @@ What the public record says of the real module, and what is done about it here:
 """
 
 import operator
+from typing import (TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Pattern, Protocol, Sequence,
+                    Set, SupportsIndex, Tuple, Type, Union)
 
-from .errors import ProfileError, PvaMissingError
+from .errors import ProfileError, PvaMissingError, StrPath
 from .model import AttentionExchange
 
 ENABLE_HINT = ("PopVision's Python API was not found: it comes only with the Poplar SDK; "
@@ -32,7 +34,90 @@ ENABLE_HINT = ("PopVision's Python API was not found: it comes only with the Pop
                "SDK's Python, or add --no-pva for a summary without the pva facts")
 
 
-def as_int(value) -> int:
+# ---- the seam with pva: the slice of its API used here ---------------------------------
+# The real module (the Poplar SDK's) and the stand-in of the tests (tests/pva_double) both
+# serve it. Read-only properties: an attribute, a property or a pybind11 getter will do.
+
+
+class PvaNamed(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class PvaVertex(Protocol):
+    @property
+    def type(self) -> PvaNamed: ...
+
+
+class PvaComputeSet(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def vertices(self) -> Iterable[PvaVertex]: ...
+
+
+class PvaProgram(Protocol):
+    @property
+    def _id(self) -> SupportsIndex: ...  # a Python int, or numpy's (`as_int`)
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type(self) -> object: ...  # compared with `Program.Type.DoExchange`
+
+    @property
+    def codeBytesByTile(self) -> Iterable[SupportsIndex]: ...
+
+
+class PvaCompilation(Protocol):
+    @property
+    def programs(self) -> Sequence[PvaProgram]: ...
+
+    @property
+    def computeSets(self) -> Sequence[PvaComputeSet]: ...  # indexed by compute set id
+
+
+class PvaReport(Protocol):
+    @property
+    def compilation(self) -> PvaCompilation: ...
+
+
+class PvaModule(Protocol):
+    """The `pva` module: `openReport(str)` and `Program.Type.DoExchange`."""
+
+    def openReport(self, filename: str, /) -> PvaReport: ...
+
+    # Any: only `Program.Type.DoExchange` is read, a pybind11 enum value compared with
+    # `PvaProgram.type`. A protocol for it is no use: mypy matches no class object that
+    # has a __getattr__ (the stand-in's Program) to a protocol.
+    @property
+    def Program(self) -> Any: ...
+
+
+# ---- the seam with the summary: what its pass asks ---------------------------------------
+
+
+class StepFacts(Protocol):
+    """The two pva facts of a step row (`StepRow.record`, a step sink); None: not known
+    (extracted without pva)."""
+
+    def max_exchange_code_bytes(self, program_id: Optional[int]) -> Optional[int]: ...
+
+    def vertices(self, compute_set: Optional[int]) -> Optional[str]: ...
+
+
+class SummaryFacts(StepFacts, Protocol):
+    """Every pva fact a summary holds: PvaFacts, or NoPvaFacts (all null)."""
+
+    def expect_names(self, program_names: dict, compute_set_names: dict) -> None: ...
+
+    def attention_exchanges(self, selector: Pattern[str]
+                            ) -> Optional[List[Dict[str, object]]]: ...
+
+
+def as_int(value: SupportsIndex) -> int:
     """A number pva gave, as a Python int: numpy's integer scalars and other integral
     types are converted; anything that is not integral (a float, text) is a TypeError."""
     if type(value) is int:
@@ -42,7 +127,7 @@ def as_int(value) -> int:
     return int(operator.index(value))
 
 
-def shown_name(name, limit: int = 120) -> str:
+def shown_name(name: object, limit: int = 120) -> str:
     """A name for an error line: repr()'d, long ones cut in the middle."""
     text = repr(name)
     if len(text) > limit:
@@ -50,7 +135,7 @@ def shown_name(name, limit: int = 120) -> str:
     return text
 
 
-def import_pva():
+def import_pva() -> PvaModule:
     """The `pva` module, or PvaMissingError saying how to enable it."""
     try:
         import pva
@@ -62,7 +147,7 @@ def import_pva():
 class PvaFacts:
     """Cached answers from one report opened with `pva.openReport`."""
 
-    def __init__(self, pva, path):
+    def __init__(self, pva: PvaModule, path: StrPath):
         self.path = path
         try:
             # pybind11 binds openReport(str) and openReport(str, str): never a Path.
@@ -73,14 +158,16 @@ class PvaFacts:
             raise ProfileError(path, "PopVision could not open the report: {}".format(exc)) from exc
         # The report owns its programs and compute sets: keep it while they are used.
         self._report = report
-        self._programs = None  # [(id, is an exchange, program)], in pva's order
-        self._by_id: dict = {}  # program id -> (is an exchange, program), by programs()
-        self._compute_sets = None  # compilation.computeSets, read once
-        self._code_bytes = {}  # program id: (max, mean) of its codeBytesByTile
-        self._vertices = {}  # compute set id: "; "-joined vertex type names
+        # [(id, is an exchange, program)], in pva's order
+        self._programs: Optional[List[Tuple[int, bool, PvaProgram]]] = None
+        # program id -> (is an exchange, program), by programs()
+        self._by_id: Dict[int, Tuple[bool, PvaProgram]] = {}
+        self._compute_sets: Optional[Sequence[PvaComputeSet]] = None  # read once
+        self._code_bytes: Dict[int, Tuple[int, float]] = {}  # program id: (max, mean)
+        self._vertices: Dict[int, str] = {}  # compute set id: "; "-joined vertex types
         self._sql_programs: dict = {}  # program id -> its name in the profile's SQL
         self._sql_compute_sets: dict = {}  # compute set id -> its name in SQL
-        self._checked_programs: set = set()
+        self._checked_programs: Set[int] = set()
 
     def expect_names(self, program_names: dict, compute_set_names: dict) -> None:
         """The profile's own names ({id: name} of `programs` and `compute_sets`): a
@@ -89,10 +176,10 @@ class PvaFacts:
         self._sql_programs = program_names
         self._sql_compute_sets = compute_set_names
 
-    def _fail(self, what, exc):
+    def _fail(self, what: str, exc: Exception) -> ProfileError:
         return ProfileError(self.path, "PopVision could not read {}: {}".format(what, exc))
 
-    def programs(self) -> list:
+    def programs(self) -> List[Tuple[int, bool, PvaProgram]]:
         """pva's programs in report order as (id, is an exchange, program); listed once,
         reading each program's id and type once."""
         if self._programs is None:
@@ -105,7 +192,7 @@ class PvaFacts:
             self._by_id = {entry[0]: entry[1:] for entry in self._programs}
         return self._programs
 
-    def code_bytes(self, program_id, program):
+    def code_bytes(self, program_id: int, program: PvaProgram) -> Tuple[int, float]:
         """(max, mean) of the program's codeBytesByTile, (0, 0.0) when empty; read once."""
         cached = self._code_bytes.get(program_id)
         if cached is None:
@@ -121,7 +208,7 @@ class PvaFacts:
             self._code_bytes[program_id] = cached
         return cached
 
-    def max_exchange_code_bytes(self, program_id) -> int:
+    def max_exchange_code_bytes(self, program_id: Optional[int]) -> int:
         """max(codeBytesByTile) when the step's program is an exchange, else 0."""
         if program_id is None:
             return 0
@@ -137,7 +224,8 @@ class PvaFacts:
             self._checked_programs.add(program_id)
         return self.code_bytes(program_id, program)[0] if is_exchange else 0
 
-    def _same_name(self, what, key, sql_names, found, ids):
+    def _same_name(self, what: str, key: int, sql_names: dict,
+                   found: Union[PvaProgram, PvaComputeSet], ids: str) -> None:
         """ProfileError unless pva's object `found` has the name SQL gives `key`."""
         expected = sql_names.get(key)
         if expected is None:
@@ -153,7 +241,7 @@ class PvaFacts:
                                "checks them all)".format(what, key, shown_name(expected),
                                                          shown_name(name), ids, what))
 
-    def compute_sets(self):
+    def compute_sets(self) -> Sequence[PvaComputeSet]:
         """compilation.computeSets, read once (a new list may be built on each access)."""
         if self._compute_sets is None:
             try:
@@ -162,7 +250,7 @@ class PvaFacts:
                 raise self._fail("the compute sets", exc) from exc
         return self._compute_sets
 
-    def vertices(self, compute_set) -> str:
+    def vertices(self, compute_set: Optional[int]) -> str:
         """The compute set's vertex type names in pva order, joined by "; "."""
         if compute_set is None:
             return ""
@@ -189,9 +277,9 @@ class PvaFacts:
             self._vertices[compute_set] = names
         return names
 
-    def attention_exchanges(self, selector) -> list:
+    def attention_exchanges(self, selector: Pattern[str]) -> List[Dict[str, object]]:
         """Each exchange program whose name the selector finds, in pva's order."""
-        found = []
+        found: List[Dict[str, object]] = []
         for program_id, is_exchange, program in self.programs():
             if not is_exchange:
                 continue
@@ -208,14 +296,18 @@ class PvaFacts:
 class NoPvaFacts:
     """Extraction without pva (--no-pva): the pva facts are null, never guessed."""
 
-    def expect_names(self, program_names, compute_set_names):
+    def expect_names(self, program_names: dict, compute_set_names: dict) -> None:
         pass
 
-    def max_exchange_code_bytes(self, program_id):
+    def max_exchange_code_bytes(self, program_id: Optional[int]) -> None:
         return None
 
-    def vertices(self, compute_set):
+    def vertices(self, compute_set: Optional[int]) -> None:
         return None
 
-    def attention_exchanges(self, selector):
+    def attention_exchanges(self, selector: Pattern[str]) -> None:
         return None
+
+
+if TYPE_CHECKING:  # mypy checks that both implement the protocol; nothing runs
+    _implements: Tuple[Type[SummaryFacts], ...] = (PvaFacts, NoPvaFacts)

@@ -13,6 +13,7 @@ handed to orjson as pre-rendered `orjson.Fragment`s:
 
 import math
 import re
+from typing import Match
 
 import orjson
 
@@ -23,12 +24,12 @@ _SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t
 _INT_RANGE = (-(2 ** 63), 2 ** 64 - 1)
 
 
-def summary_bytes(summary) -> bytes:
+def summary_bytes(summary: dict) -> bytes:
     """The exact bytes of `json.dumps(summary, indent=2) + "\\n"`, written by orjson."""
     return orjson.dumps(_as_orjson(summary), option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def _as_orjson(value):
+def _as_orjson(value: object) -> object:
     # bool is an int, so it goes before int; str subclasses are treated as str.
     if isinstance(value, float):
         return orjson.Fragment(_float_text(value))
@@ -64,7 +65,7 @@ def _ascii_json_string(text: str) -> str:
     return '"' + _JSON_STRING_ESCAPE.sub(_escape_char, text) + '"'
 
 
-def _escape_char(match) -> str:
+def _escape_char(match: "Match[str]") -> str:
     char = match.group()
     short = _SHORT_ESCAPES.get(char)
     if short is not None:

@@ -7,9 +7,9 @@ whole when it is loaded, so a typo is reported before any profile is read.
 import re
 import sys
 from pathlib import Path
-from typing import NamedTuple, NoReturn, Pattern, Tuple
+from typing import NamedTuple, NoReturn, Optional, Pattern, Tuple
 
-from .errors import RulesError
+from .errors import RulesError, StrPath
 from .files import read_input
 
 if sys.version_info >= (3, 11):
@@ -61,7 +61,7 @@ def default_rules_path() -> Path:
     raise RulesError(here / "stage_rules.toml", "the default stage rules are not installed")
 
 
-def load_rules(path=None) -> StageRules:
+def load_rules(path: Optional[StrPath] = None) -> StageRules:
     """Read and check a rules file (the defaults when `path` is None)."""
     path = Path(path) if path is not None else default_rules_path()
     raw = read_input(path, RulesError)  # a FIFO or a device is refused, never waited on
@@ -83,19 +83,20 @@ def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> St
     def fail(problem: str) -> NoReturn:
         raise RulesError(source, problem)
 
-    def text(value, where) -> str:
+    def text(value: object, where: str) -> str:
         if not isinstance(value, str):
             fail("{} must be a string, not {}".format(where, _toml_type(value)))
         return value
 
-    def regex(value, where) -> Pattern:
+    def regex(value: object, where: str) -> Pattern:
+        pattern = text(value, where)
         try:
-            return re.compile(text(value, where))
+            return re.compile(pattern)
         except (re.error, OverflowError) as exc:  # OverflowError: a{99999999999}
             fail("{} is not a valid regular expression ({!r}: {})".format(where, value, exc))
         except RecursionError:  # re's parser recurses once per nested group
             fail("{} is not a valid regular expression ({}: groups nested too deeply)".format(
-                where, _shown(value)))
+                where, _shown(pattern)))
 
     unknown = sorted(set(data) - {"fallback", "rules", "selectors"})
     if unknown:
@@ -150,7 +151,7 @@ def _shown(text: str, limit: int = 40) -> str:
     return shown if len(shown) <= limit else shown[:limit] + "..."
 
 
-def _toml_type(value) -> str:
+def _toml_type(value: object) -> str:
     for kind, name in ((bool, "a boolean"), (int, "an integer"), (float, "a float"),
                        (list, "an array"), (dict, "a table")):
         if isinstance(value, kind):

@@ -1,20 +1,33 @@
 """Step rows: the trace joined to names and stages, one row per step and IPU."""
 
-from typing import Dict, NamedTuple, Optional
+from typing import (TYPE_CHECKING, Callable, Dict, Iterator, NamedTuple, Optional, Protocol,
+                    Tuple, overload)
 
 from .rules import StageRules
+
+if TYPE_CHECKING:  # for the annotations alone: at run time steps imports neither
+    from .profile import Profile, RawStepRow
+    from .pvafacts import StepFacts
 
 
 class BadValue(Exception):
     """A stored value that cannot mean what the spec needs (the caller names the file)."""
 
 
-def _stored(value) -> str:
+def _stored(value: object) -> str:
     from .profile import storage_class
     return storage_class(value)
 
 
-def whole(value, what: str):
+@overload
+def whole(value: int, what: str) -> int: ...
+@overload
+def whole(value: None, what: str) -> None: ...
+@overload
+def whole(value: object, what: str) -> Optional[int]: ...
+
+
+def whole(value: object, what: str) -> Optional[int]:
     """`value` when it is a whole number or NULL (None), else BadValue naming `what`."""
     if value is None or type(value) is int:
         return value
@@ -71,7 +84,7 @@ class StepRow(NamedTuple):
     def stage(self) -> str:
         return self.classes.stage
 
-    def record(self, facts) -> dict:
+    def record(self, facts: "StepFacts") -> Dict[str, object]:
         """The row with every spec field, in spec order; `facts` answers the pva ones.
         BadValue if a number of the row is not a whole number (or NULL: null)."""
         where = "step {}: ".format(self.step)
@@ -91,6 +104,15 @@ class StepRow(NamedTuple):
             "max_exchange_code_bytes": facts.max_exchange_code_bytes(self.program),
             "vertices": facts.vertices(self.compute_set),
         }
+
+
+class StepSink(Protocol):
+    """What `summarize(step_sink=...)` hands every step row of its one pass to (the step
+    tables of --csv: `steptables.StepTables`): called once per row, in step order, with
+    the pva facts to ask for the row's two (`facts`) and whether the row is one of the
+    first body's. No row is kept by the pass: a sink keeps what it needs."""
+
+    def __call__(self, row: StepRow, facts: "StepFacts", in_first_body: bool) -> None: ...
 
 
 class NameClassifier:
@@ -115,7 +137,16 @@ class NamedStep(NamedTuple):
     notable: bool  # a kernel, or a candidate to open or close an inference
 
 
-class StepNames(dict):
+#: (program id, compute set id) of a step row, as SQLite gives them (NULL: None).
+Pair = Tuple[Optional[int], Optional[int]]
+
+if TYPE_CHECKING:  # a dict, typed for mypy alone (a subscripted base would add Generic)
+    _StepNamesBase = Dict[Pair, NamedStep]
+else:
+    _StepNamesBase = dict
+
+
+class StepNames(_StepNamesBase):
     """(program id, compute set id) -> NamedStep, made on first use of the pair.
 
     A step row's name is its compute set's when that is not empty, else its program's,
@@ -128,7 +159,7 @@ class StepNames(dict):
     any other kernel row. Both are PairTables, for the pass that asks it of every row."""
 
     def __init__(self, program_names: dict, compute_set_names: dict, rules: StageRules,
-                 all_notable: bool = False):
+                 all_notable: bool = False) -> None:
         super().__init__()
         self._programs = program_names
         self._compute_sets = compute_set_names
@@ -138,7 +169,7 @@ class StepNames(dict):
             named.classes.anchor or named.classes.input_delivered
             or named.classes.output_begins))
 
-    def __missing__(self, key):
+    def __missing__(self, key: Pair) -> NamedStep:
         program, compute_set = key
         name = self._compute_sets.get(compute_set) or self._programs.get(program) or ""
         classes = self._classify(name)
@@ -155,26 +186,27 @@ class PairTable:
     a tuple key costs more to make and hash, and a dict subclass (__missing__) is
     subscripted through a slower generic slot (BENCHMARKS.md has the figures)."""
 
-    def __init__(self, names: StepNames, all_true: bool, test):
-        self.rows: Dict[int, Dict[int, bool]] = {}
+    def __init__(self, names: StepNames, all_true: bool,
+                 test: Callable[[NamedStep], bool]) -> None:
+        self.rows: Dict[Optional[int], Dict[Optional[int], bool]] = {}
         self._names = names
         self._all = all_true
         self._test = test
 
-    def fill(self, compute_set, program) -> bool:
+    def fill(self, compute_set: Optional[int], program: Optional[int]) -> bool:
         value = bool(self._all or self._test(self._names[program, compute_set]))
         self.rows.setdefault(compute_set, {})[program] = value
         return value
 
 
-def make_step_row(raw, named: NamedStep) -> StepRow:
+def make_step_row(raw: "RawStepRow", named: NamedStep) -> StepRow:
     """A StepRow from a raw row of Profile.step_rows and its NamedStep."""
     step, kind, cycles, tiles, start, end, program, compute_set = raw
     return StepRow(step, kind, named.name, cycles, tiles, start, end, program, compute_set,
                    named.classes)
 
 
-def step_rows(profile, rules: StageRules):
+def step_rows(profile: "Profile", rules: StageRules) -> Iterator[StepRow]:
     """Every step row of the profile, in step order, with its stage; streamed."""
     programs, compute_sets = profile.names()
     names = StepNames(programs, compute_sets, rules)

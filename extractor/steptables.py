@@ -19,10 +19,13 @@ import contextlib
 import csv
 import io
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Dict, Iterator, Optional, Tuple, Type
 
+from .errors import StrPath
 from .escaping import csv_cell
 from .output import atomic_files
-from .steps import STEP_FIELDS
+from .pvafacts import StepFacts
+from .steps import STEP_FIELDS, Pair, StepRow, StepSink
 
 STEPS_CSV = "steps.csv"
 FIRST_BODY_CSV = "first-body.csv"
@@ -30,7 +33,7 @@ CSV_NAMES = (STEPS_CSV, FIRST_BODY_CSV)
 LINE_END = "\r\n"
 
 
-def csv_paths(folder) -> tuple:
+def csv_paths(folder: StrPath) -> Tuple[Path, ...]:
     """Where the step tables of a summary written in `folder` go."""
     folder = Path(folder)
     return tuple(folder / name for name in CSV_NAMES)
@@ -43,16 +46,16 @@ class StepTables:
     asked once per pair, not once per row.
     """
 
-    def __init__(self, steps_handle, first_body_handle):
+    def __init__(self, steps_handle: IO[bytes], first_body_handle: IO[bytes]) -> None:
         self._texts = [io.TextIOWrapper(handle, encoding="utf-8", newline="")
                        for handle in (steps_handle, first_body_handle)]
         self._steps, self._first_body = (csv.writer(text, lineterminator=LINE_END)
                                          for text in self._texts)
-        self._facts_of = {}
+        self._facts_of: Dict[Pair, Tuple[Optional[int], Optional[str]]] = {}
         for writer in (self._steps, self._first_body):
             writer.writerow(STEP_FIELDS)
 
-    def __call__(self, row, facts, in_first_body: bool) -> None:
+    def __call__(self, row: StepRow, facts: StepFacts, in_first_body: bool) -> None:
         key = (row.program, row.compute_set)
         pva = self._facts_of.get(key)
         if pva is None:
@@ -87,7 +90,7 @@ class StepTables:
 
 
 @contextlib.contextmanager
-def step_tables(folder, strict: bool = False):
+def step_tables(folder: StrPath, strict: bool = False) -> Iterator[StepTables]:
     """StepTables writing into `folder`; both files appear when the block completes
     without error, and neither does otherwise (earlier ones are left as they were)."""
     with atomic_files(csv_paths(folder), strict) as (steps, first_body):
@@ -96,7 +99,8 @@ def step_tables(folder, strict: bool = False):
 
 
 @contextlib.contextmanager
-def step_tables_with_summary(summary_path, strict: bool = False):
+def step_tables_with_summary(summary_path: StrPath, strict: bool = False
+                             ) -> Iterator[Tuple[StepTables, IO[bytes]]]:
     """(StepTables writing beside `summary_path`, a binary handle for the summary): the
     three files change together when the block completes, or none does (`atomic_files`:
     every target is checked before the block runs; the tables are renamed first, the
@@ -109,7 +113,7 @@ def step_tables_with_summary(summary_path, strict: bool = False):
 
 
 @contextlib.contextmanager
-def step_tables_on(steps, first_body):
+def step_tables_on(steps: IO[bytes], first_body: IO[bytes]) -> Iterator[StepTables]:
     """StepTables on two binary handles (of `atomic_files`, say) the caller owns."""
     tables = StepTables(steps, first_body)
     try:
@@ -118,3 +122,7 @@ def step_tables_on(steps, first_body):
         tables.abandon()
         raise
     tables.detach()
+
+
+if TYPE_CHECKING:  # mypy checks that StepTables is a step sink; nothing runs
+    _implements: Type[StepSink] = StepTables

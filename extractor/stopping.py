@@ -15,6 +15,8 @@ import select
 import signal
 import sys
 import time
+from types import FrameType
+from typing import List, Optional
 
 #: Seconds a signalled child has to end by itself before it is killed.
 GRACE = 2.0
@@ -36,7 +38,9 @@ class Stopped(KeyboardInterrupt):
         self.signum = signum
 
 
-def signal_name(signum: int) -> str:
+def signal_name(signum: Optional[int]) -> str:
+    if signum is None:  # as signal.Signals(None) would have it (a caller's slip)
+        return "signal None"
     try:
         return signal.Signals(signum).name
     except ValueError:
@@ -55,7 +59,7 @@ def raise_on_stop_signals() -> None:
     the same signal sent again (a terminal's SIGINT goes to every process of the group,
     and the watching parent passes it on too) cannot interrupt the clean-up."""
 
-    def handle(signum, frame):
+    def handle(signum: int, frame: Optional[FrameType]) -> None:
         for other in STOP_SIGNALS:
             signal.signal(other, signal.SIG_IGN)
         raise Stopped(signum)
@@ -69,8 +73,8 @@ class Outcome:
     `timed_out`, `stopped_by` (a signal given to the parent, else None), `killed_by`
     (the signal the child died of, when it did not exit)."""
 
-    def __init__(self, code: int, timed_out=False, stopped_by=None, killed_by=None,
-                 forced=False):
+    def __init__(self, code: int, timed_out: bool = False, stopped_by: Optional[int] = None,
+                 killed_by: Optional[int] = None, forced: bool = False):
         self.code, self.timed_out, self.stopped_by = code, timed_out, stopped_by
         self.killed_by, self.forced = killed_by, forced
 
@@ -89,7 +93,7 @@ def flush_standard_streams() -> None:
                 pass
 
 
-def fork_with_deadline(seconds: float):
+def fork_with_deadline(seconds: float) -> Optional[Outcome]:
     """Fork. In the child: return None (after `raise_on_stop_signals`); it does the work
     and exits as usual. In the parent: wait for the child, at most `seconds`, and return
     its Outcome; the caller sweeps what a killed child leaves and exits."""
@@ -103,10 +107,10 @@ def fork_with_deadline(seconds: float):
         raise_on_stop_signals()
         return None
     os.close(write_end)
-    received: list = []
-    waiting: list = []
+    received: List[int] = []
+    waiting: List[bool] = []
 
-    def handle(signum, frame):
+    def handle(signum: int, frame: Optional[FrameType]) -> None:
         if not received:
             received.append(signum)
             _signal(pid, signum)
@@ -122,8 +126,8 @@ def fork_with_deadline(seconds: float):
         os.close(read_end)
 
 
-def _watch(pid: int, read_end: int, seconds: float, received: list, waiting: list
-           ) -> Outcome:
+def _watch(pid: int, read_end: int, seconds: float, received: List[int],
+           waiting: List[bool]) -> Outcome:
     deadline = time.monotonic() + seconds if seconds else None
     forced = False
     while True:
