@@ -1,5 +1,5 @@
 """The worker side of a batch: a process of its own (`python -c BOOT`, started by
-run.py's pool) that extracts one profile at a time for the parent.
+run.py's pool) that extracts one profile at a time for the parent (item.extract_one).
 
 Its bootstrap is ours, not multiprocessing's: until extract's own modules have been
 imported the worker's stderr is /dev/null, and an import that fails (an install upgraded
@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from ..errors import one_line
-from .run import STARTED, _answer, _failed, extract_one
+from .item import extract_one, failed_entry
+from .run import STARTED, _answer
 
 #: What a worker that cannot import extract sends its parent: (CANNOT_START, reason).
 CANNOT_START = "cannot start"
@@ -67,7 +68,7 @@ def serve(conn) -> None:
         try:
             entry = extract_one(item, outdir, rules, options)
         except Exception as exc:  # outside extract_one's own net: still one index line
-            entry = _failed(item, outdir, rules, options, "unexpected failure: "
-                            "{}: {}".format(type(exc).__name__, one_line(exc)))
+            entry = failed_entry(item, outdir, rules, options, "unexpected failure: "
+                                 "{}: {}".format(type(exc).__name__, one_line(exc)))
         if not _answer(conn, entry, item):
             return
