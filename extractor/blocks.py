@@ -6,21 +6,22 @@ the bodies (blocks-spec.md).
 step order, and keeps per open body only a sum and a row count per stage. A closed body
 is handed to a writer (blocks.json or CSV, written as the pass goes, blockformats.py)
 and leaves behind one 4-byte value per stage it has, for the median: no list of rows,
-nor of bodies. `extract_blocks` reads the same step rows in a pass of its own that
-does nothing else (`_bodies_pass`; the step tables only: no pva, no memory tables); a
-batch's `--blocks` gets the same accumulator from the summary's own pass
-(`summarize(blocks=True)`).
+nor of bodies. `extract_blocks` reads the same step rows, from the same reader
+(trace.read_trace), in a pass of its own that does nothing else (`_bodies_pass`; the
+step tables only: no pva, no memory tables); a batch's `--blocks` gets the same
+accumulator from the summary's own pass (`summarize(blocks=True)`).
 """
 
 import math
 import operator
 from array import array
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, Iterable, List, NamedTuple, Optional
 
 from .errors import ProfileError, shown_path
 from .rules import StageRules
 from .steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue, StepNames, whole
+from .trace import compile_only_warning, no_anchor_warning, read_trace
 
 def median_stage_cycles(bodies: "BlockBodies") -> dict:
     """{label: the median of its cycles over the blocks}, for a batch's index line."""
@@ -269,7 +270,6 @@ def extract_blocks(path, rules: StageRules, profile_label: Optional[str] = None,
     anchor), from one pass over its step rows. Needs only the step tables (no pva, no
     memory tables). `profile_label` defaults to the path as `extract` shows it."""
     from .profile import STEP_TABLES, Profile
-    from .summary import compile_only_warning, no_anchor_warning
 
     path = Path(path)
     label = profile_label if profile_label is not None else shown_path(path)
@@ -289,24 +289,16 @@ def extract_blocks(path, rules: StageRules, profile_label: Optional[str] = None,
 
 def _read_bodies(profile, rules: StageRules, make_bodies):
     """(BlockBodies, whether there were rows): the step rows read as the summary's pass
-    reads them (summary._read_trace: stored order where it is step order, checked as
-    they come, else sorted), with none of the summary's work: only the notable rows (a
-    kernel or a marker candidate) reach the accumulator."""
-    from .summary import _OutOfOrder
-
+    reads them (trace.read_trace: stored order where it is step order, else sorted),
+    with none of the summary's work: only the notable rows (a kernel or a marker
+    candidate) reach the accumulator, a fresh one (`make_bodies()`) for each attempt."""
     programs, compute_sets = profile.names()
     names = StepNames(programs, compute_sets, rules)
-    if profile.can_read_in_stored_order:
-        try:
-            return _bodies_pass(profile, names, make_bodies(), stored_order=True)
-        except (_OutOfOrder, BadValue, ProfileError):
-            pass
-    return _bodies_pass(profile, names, make_bodies(), stored_order=False)
+    return read_trace(profile, lambda batches: _bodies_pass(batches, names, make_bodies()),
+                      bodies=True)
 
 
-def _bodies_pass(profile, names: StepNames, bodies: BlockBodies, stored_order: bool):
-    from .summary import _OutOfOrder
-
+def _bodies_pass(batches: Iterable[list], names: StepNames, bodies: BlockBodies):
     # compute set -> program -> what a row of the pair is: None (not notable), the stage
     # index of a plain kernel (no anchor nor marker candidate: most notable rows, added
     # to the open body here, with no call), else its NameClass for `bodies.row`. One
@@ -324,35 +316,26 @@ def _bodies_pass(profile, names: StepNames, bodies: BlockBodies, stored_order: b
         return value
 
     row = bodies.row
-    last_step = -(1 << 64)  # below any step id (64-bit integers)
     any_rows = False
-    batches = profile.step_row_batches(stored_order=stored_order, bodies=True)
-    try:
-        for batch in batches:
-            any_rows = True
-            for raw in batch:  # step, kind, cycles, program, compute_set
-                step = raw[0]
-                if step < last_step:  # only ever in stored order
-                    raise _OutOfOrder(step)
-                last_step = step
-                try:
-                    what = table[raw[4]][raw[3]]
-                except KeyError:  # a pair met for the first time
-                    what = fill(raw[4], raw[3])
-                if what is None:
-                    continue
-                if what.__class__ is int:  # a plain kernel
-                    cycles = bodies.cycles
-                    if cycles is not None:  # in a body
-                        value = raw[2]
-                        if value.__class__ is int:
-                            cycles[what] += value
-                        elif value is not None:
-                            bad_cycles(step, value)
-                        bodies.rows[what] += 1
-                else:
-                    row(step, raw[1], raw[2], what)
-    finally:
-        batches.close()  # an abandoned read ends its query now
+    for batch in batches:
+        any_rows = True
+        for raw in batch:  # step, kind, cycles, program, compute_set
+            try:
+                what = table[raw[4]][raw[3]]
+            except KeyError:  # a pair met for the first time
+                what = fill(raw[4], raw[3])
+            if what is None:
+                continue
+            if what.__class__ is int:  # a plain kernel
+                cycles = bodies.cycles
+                if cycles is not None:  # in a body
+                    value = raw[2]
+                    if value.__class__ is int:
+                        cycles[what] += value
+                    elif value is not None:
+                        bad_cycles(raw[0], value)
+                    bodies.rows[what] += 1
+            else:
+                row(raw[0], raw[1], raw[2], what)
     bodies.finish()
     return bodies, any_rows

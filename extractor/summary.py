@@ -1,13 +1,13 @@
 """From a profile to its summary: the start/end check (at opening), one pass over the step
 rows, then the two aggregate queries.
 
-The pass reads the rows as stored when that is step order, checking it as it goes, and
-else sorted (`_read_trace`). It feeds two accumulators: `FirstBody` (the anchors and the
-kernel rows between the first two of them) and `DeviceSpans` (each inference's device
-time). Only the first
-body's kernel rows ever ask pva for their facts, unless a `step_sink` (the step tables
-of `--csv`) is given: it sees every row of the same pass, with the facts and whether the
-row is in the first body.
+The rows come in the spec's order from trace.read_trace (as stored when that is step
+order, else sorted: see `_read_trace`). The pass feeds two accumulators: `FirstBody` (the
+anchors and the kernel rows between the first two of them) and `DeviceSpans` (each
+inference's device time); with blocks, a third (blocks.BlockBodies) rides along. Only the
+first body's kernel rows ever ask pva for their facts, unless a `step_sink` (the step
+tables of `--csv`) is given: it sees every row of the same pass, with the facts and
+whether the row is in the first body.
 
 A trace has millions of rows, so the pass does little per row (see `_one_pass`): rows
 stay the tuples SQLite gives, their names are looked up once per (program, compute set)
@@ -16,7 +16,7 @@ for every row).
 """
 
 from pathlib import Path
-from typing import List, NamedTuple, Optional, Union
+from typing import Iterable, List, NamedTuple, Optional, Union
 
 from .profile import Profile
 from .pvafacts import NoPvaFacts, PvaFacts, import_pva
@@ -25,6 +25,7 @@ from .errors import ProfileError, shown_path
 from .model import summary_dict
 from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue,
                     NamedStep, StepNames, make_step_row, whole)
+from .trace import compile_only_warning, no_anchor_warning, read_trace
 
 
 #: The warning for a profile whose vars_info holds no rows.
@@ -40,16 +41,6 @@ class Extraction(NamedTuple):
     summary: dict
     warnings: List[str]
     blocks: Optional[object] = None
-
-
-def compile_only_warning() -> str:
-    return ("no steps: a compile-only profile (no execution trace), so no kernels, "
-            "device spans or QKV executions")
-
-
-def no_anchor_warning(rules: StageRules) -> str:
-    return "no kernel step matches the anchor selector {!r} (kernels {!r}): kernels is " \
-           "empty".format(rules.anchor.pattern, rules.kernel.pattern)
 
 
 class FirstBody:
@@ -144,38 +135,26 @@ class DeviceSpans:
                 self.rules.input_delivered.pattern))
 
 
-class _OutOfOrder(Exception):
-    """A step row whose step id is smaller than the one before (read in stored order)."""
-
-
 def _read_trace(profile: Profile, rules: StageRules, step_sink=None, facts=None,
                 blocks_factory=None, sql_names=None):
     """(FirstBody, DeviceSpans, whether there were rows, the blocks accumulator or None):
-    the pass over the step rows. `blocks_factory()` makes a fresh accumulator of every
-    body's kernel rows (blocks.BlockBodies) for each attempt of the pass.
-
-    The rows are first read as steps_by_ipu stores them, with no sort, which is the
-    spec's order when the table is stored in step order (as Poplar writes it): the pass
-    checks that as it goes. Should a row be out of order, or should that read meet any
-    fault, the pass is made again on SQLite's sorted rows, whose results and errors are
-    the ones the spec defines. A `step_sink` sees each row once, so it gets sorted rows
-    from the start."""
+    the pass over the step rows (trace.read_trace: stored order where it is step order,
+    else sorted; the pass may be made twice). `blocks_factory()` makes a fresh
+    accumulator of every body's kernel rows (blocks.BlockBodies) for each attempt of the
+    pass. A `step_sink` sees each row once, so it gets sorted rows from the start."""
     program_names, compute_set_names = (sql_names if sql_names is not None
                                         else profile.names())
     names = StepNames(program_names, compute_set_names, rules,
                       all_notable=step_sink is not None)
-    if step_sink is None and profile.can_read_in_stored_order:
-        try:
-            return _one_pass(profile, names, rules, None, None, stored_order=True,
-                             blocks=blocks_factory() if blocks_factory else None)
-        except (_OutOfOrder, BadValue, ProfileError):
-            pass
-    return _one_pass(profile, names, rules, step_sink, facts, stored_order=False,
-                     blocks=blocks_factory() if blocks_factory else None)
+
+    def one_pass(batches):
+        return _one_pass(batches, names, rules, step_sink, facts,
+                         blocks=blocks_factory() if blocks_factory else None)
+    return read_trace(profile, one_pass, sorted_only=step_sink is not None)
 
 
-def _one_pass(profile: Profile, names: StepNames, rules: StageRules, step_sink, facts,
-              stored_order: bool, blocks=None):
+def _one_pass(batches: Iterable[list], names: StepNames, rules: StageRules, step_sink,
+              facts, blocks=None):
     """Most rows are exchange or compute rows that only widen the current inference's
     [min start, max end]: that is done here, on local variables, and handed to `spans`
     at the next marker row. The rest, "notable" rows (kernels and marker candidates, a
@@ -189,44 +168,36 @@ def _one_pass(profile: Profile, names: StepNames, rules: StageRules, step_sink, 
     block_row = blocks.row if blocks is not None else None
     markers = {INPUT_DELIVERED_KIND: "input_delivered", OUTPUT_BEGINS_KIND: "output_begins"}
     low = high = None  # of the device rows since the last marker row
-    last_step = -(1 << 64)  # below any step id (64-bit integers)
     any_rows = False
-    batches = profile.step_row_batches(stored_order=stored_order)
-    try:
-        for batch in batches:
-            any_rows = True
-            for raw in batch:
-                step, kind, _, _, start, end, program, compute_set = raw
-                if step < last_step:  # only ever in stored order
-                    raise _OutOfOrder(step)
-                last_step = step
-                try:
-                    is_notable = notable[compute_set][program]
-                except KeyError:  # a pair met for the first time
-                    is_notable = fill(compute_set, program)
-                if is_notable:
-                    named = names[program, compute_set]
-                    classes = named.classes
-                    if kind in markers and getattr(classes, markers[kind]):
-                        spans.fold(low, high)  # the device rows before the marker
-                        low = high = None
-                        spans.marker(step, kind)
-                    if block_row is not None:
-                        block_row(step, kind, raw[2], classes)
-                    if classes.kernel:
-                        body.add(raw, named)
-                        if not body_over and body.anchors > 1:
-                            body_over = True
-                            notable, fill = names.counted.rows, names.counted.fill
-                    if step_sink is not None:
-                        step_sink(make_step_row(raw, named), facts, body.in_body)
-                if kind in DEVICE_KINDS:  # never a marker's kind
-                    if start is not None and (low is None or start < low):
-                        low = start
-                    if end is not None and (high is None or end > high):
-                        high = end
-    finally:
-        batches.close()  # an abandoned read ends its query now
+    for batch in batches:
+        any_rows = True
+        for raw in batch:
+            step, kind, _, _, start, end, program, compute_set = raw
+            try:
+                is_notable = notable[compute_set][program]
+            except KeyError:  # a pair met for the first time
+                is_notable = fill(compute_set, program)
+            if is_notable:
+                named = names[program, compute_set]
+                classes = named.classes
+                if kind in markers and getattr(classes, markers[kind]):
+                    spans.fold(low, high)  # the device rows before the marker
+                    low = high = None
+                    spans.marker(step, kind)
+                if block_row is not None:
+                    block_row(step, kind, raw[2], classes)
+                if classes.kernel:
+                    body.add(raw, named)
+                    if not body_over and body.anchors > 1:
+                        body_over = True
+                        notable, fill = names.counted.rows, names.counted.fill
+                if step_sink is not None:
+                    step_sink(make_step_row(raw, named), facts, body.in_body)
+            if kind in DEVICE_KINDS:  # never a marker's kind
+                if start is not None and (low is None or start < low):
+                    low = start
+                if end is not None and (high is None or end > high):
+                    high = end
     spans.fold(low, high)
     if blocks is not None:
         blocks.finish()

@@ -494,7 +494,7 @@ def test_an_answer_that_cannot_be_pickled_still_reaches_the_index():
     # worker's guard is checked on its own, over a real pipe: the parent gets a failed
     # entry of plain text, not a worker dead of a PicklingError traceback.
     import multiprocessing
-    from extractor.batch.run import _answer
+    from extractor.batch.worker import _answer
     from extractor.batch.discover import BatchItem
 
     parent, child = multiprocessing.Pipe()

@@ -1,65 +1,32 @@
-"""Many profiles at once: up-to-date checks and a pool of worker processes (shards.py
-says which profiles a shard takes).
+"""Many profiles at once: the run of a batch (`run_batch`). Each profile already up to
+date is recorded as such; the others go to a pool of worker processes (pool.py), each of
+which extracts one profile at a time (item.py: the extraction, its index entry, the
+up-to-date check); each entry goes to the index as it comes back. shards.py says which
+profiles a shard takes.
 
 The batch adds bookkeeping around `pipeline.extract_profile`, which `extract PROFILE -o
-FILE` runs too: a summary's bytes are the same. Each worker (worker.py) is a long-lived
-process that extracts one profile at a time; one that dies fails its profile only and is
-replaced.
+FILE` runs too: a summary's bytes are the same. One worker that dies fails its profile
+only and is replaced.
 """
 
 import contextlib
-import datetime
-import hashlib
 import importlib.util
 import os
 import signal
-import socket
-import stat
-import subprocess
-import sys
 import threading
-import time
 from collections import deque
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Deque, List, NamedTuple, Optional, Union
+from typing import Deque, List, NamedTuple, Optional
 
-from .. import __version__
-from ..blockformats import blocks_path
-from ..blocks import median_stage_cycles
-from ..errors import ExtractorError, PvaMissingError, one_line, shown_path
-from ..files import read_regular
-from ..model import Summary
-from ..output import remove_abandoned
-from ..pipeline import extract_profile
+from ..errors import PvaMissingError
 from ..pvafacts import ENABLE_HINT
-from ..steptables import csv_paths
 from ..stopping import STOP_SIGNALS, Stopped
 from .discover import BatchItem
-from .index import (IndexWriter, index_name, known_entries, lock_index, read_in_outdir,
-                    resolve_in_outdir)
+from .index import IndexWriter, index_name, known_entries, lock_index
+# RunOptions is imported from here by the CLI, OK and FAILED by progress.py.
+from .item import FAILED, OK, UP_TO_DATE, RunOptions, is_up_to_date, timestamp
+from .pool import Pool
 from .shards import Shard
-
-OK, UP_TO_DATE, FAILED = "ok", "up to date", "failed"
-
-# What a worker answers first on receiving a profile: the time limit starts then.
-STARTED = "started"
-
-# Seconds a new worker may take to start (import extract) before its first profile's
-# time limit counts: spawning and importing take a second or two on a busy node.
-STARTUP_ALLOWANCE = 60.0
-
-# Seconds a worker past its time limit has, after SIGTERM, before SIGKILL. Stuck in C
-# code (SQLite, pva) it cannot run the handler at all; more would only hold up the batch.
-TIMEOUT_GRACE = 2.0
-
-
-class RunOptions(NamedTuple):
-    """What changes how each profile of a batch is extracted (passed to the workers)."""
-
-    use_pva: bool = True
-    csv: bool = False  # also write steps.csv and first-body.csv beside each summary
-    blocks: bool = False  # also write blocks.json beside each summary (same pass)
 
 
 def available_cpus() -> int:
@@ -75,227 +42,12 @@ def require_pva() -> None:
         raise PvaMissingError("pva", ENABLE_HINT)
 
 
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
-
-
-def _input_facts(profile: Path) -> dict:
-    try:
-        stat = profile.stat()
-    except OSError:
-        return {"size": None, "mtime_ns": None}
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-
-
-def _base_entry(item: BatchItem, outdir: Path, rules, options: RunOptions) -> dict:
-    """What every index entry says: which input, which output, made how."""
-    entry = {"profile": item.label, "output": shown_path(item.output(outdir)),
-             "summary": item.summary_key,
-             "rules_sha256": rules.sha256, "tool_version": __version__,
-             "pva": options.use_pva, "csv": options.csv, "blocks": options.blocks}
-    entry.update(_input_facts(item.profile))
-    return entry
-
-
-def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunOptions()
-                ) -> dict:
-    """Extract one profile of a batch and write its summary; return its index entry."""
-    output = item.output(outdir)
-    entry = _base_entry(item, outdir, rules, options)
-    try:
-        if not _inside(output, outdir):
-            raise ExtractorError(output, "would fall outside the output folder")
-        extraction, data = extract_profile(item.profile, output, rules,
-                                           use_pva=options.use_pva, csv=options.csv,
-                                           blocks=options.blocks, strict=True,
-                                           profile_label=item.label)
-    except ExtractorError as exc:
-        entry.update(status=FAILED, reason=str(exc))
-    except Exception as exc:  # an input nobody foresaw: fail this profile, not the batch
-        entry.update(status=FAILED, reason="{}: unexpected failure: {}: {}".format(
-            shown_path(item.profile), type(exc).__name__, one_line(exc)))
-    else:
-        entry.update(status=OK, summary_sha256=hashlib.sha256(data).hexdigest(),
-                     warnings=extraction.warnings, **Summary(extraction.summary).headline())
-        if options.csv:
-            entry["csv_bytes"] = _csv_sizes(output)
-        if options.blocks:
-            entry["blocks_sha256"] = _blocks_sha256(output)
-            entry["median_stage_cycles"] = median_stage_cycles(extraction.blocks)
-    entry["finished_at"] = _now()
-    return entry
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    real_folder = os.path.realpath(str(folder))
-    real_parent = os.path.realpath(str(path.parent))
-    return os.path.commonpath([real_folder, real_parent]) == real_folder
-
-
-def _csv_sizes(output: Path) -> Optional[dict]:
-    """The sizes of the step tables beside a summary, or None if one is missing."""
-    try:
-        return {path.name: path.stat().st_size for path in csv_paths(output.parent)}
-    except OSError:
-        return None
-
-
-def _blocks_sha256(output: Path) -> Optional[str]:
-    """The SHA-256 of blocks.json beside a summary, or None if it is not a regular file."""
-    path = blocks_path(output)
-    try:
-        if not stat.S_ISREG(os.lstat(str(path)).st_mode):  # a link is never followed
-            return None
-        return hashlib.sha256(read_regular(path)).hexdigest()
-    except OSError:
-        return None
-
-
-def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
-                  previous: Optional[dict]) -> bool:
-    """Its last entry succeeded with this input, named as now (the summary's `profile`
-    value), these rules, options and tool version, and the summary it wrote is still
-    there, unchanged (and, for a --csv run, the step tables written with it, at the sizes
-    they had; for a --blocks run, blocks.json written with it, unchanged)."""
-    if previous is None or previous.get("status") not in (OK, UP_TO_DATE):
-        return False
-    if previous.get("profile") != item.label:
-        return False
-    if previous.get("pva") != options.use_pva:
-        return False
-    output = item.output(outdir)
-    # Its summary is read only where it resolves inside OUTDIR's real path: a folder
-    # that is a link out of OUTDIR (made since) is never read through (nor its
-    # blocks.json), whatever the index line says.
-    relative = output.relative_to(outdir).as_posix()
-    if resolve_in_outdir(outdir, relative) is None:
-        return False
-    # Extracted without the step tables, or they have gone or changed since: not for --csv.
-    if options.csv and (not previous.get("csv") or previous.get("csv_bytes") is None
-                        or previous.get("csv_bytes") != _csv_sizes(item.output(outdir))):
-        return False
-    # Extracted without blocks.json, or it has gone or changed since: not for --blocks.
-    if options.blocks and (not previous.get("blocks") or previous.get("blocks_sha256") is None
-                           or previous.get("blocks_sha256") != _blocks_sha256(
-                               item.output(outdir))):
-        return False
-    facts = _input_facts(item.profile)
-    if facts["size"] is None or any(previous.get(k) != v for k, v in facts.items()):
-        return False
-    if previous.get("rules_sha256") != rules.sha256 or \
-            previous.get("tool_version") != __version__:
-        return False
-    if previous.get("output") != shown_path(output):
-        return False
-    try:
-        if not stat.S_ISREG(os.lstat(str(output)).st_mode):  # a link is never followed
-            return False
-    except OSError:
-        return False
-    # read_in_outdir: inside OUTDIR only, never a FIFO put in its place since (it would
-    # block the batch forever), never more than a summary's bound.
-    data = read_in_outdir(outdir, relative)
-    return data is not None and hashlib.sha256(data).hexdigest() == previous.get(
-        "summary_sha256")
-
-
 class BatchResult(NamedTuple):
     extracted: int
     up_to_date: int
     failed: int
     interrupted: bool
     stopped_by: Optional[int] = None  # the signal that interrupted it (None: Ctrl-C)
-
-
-# ---- talking to the parent (worker.py is the worker's side) ---------------------
-
-def _answer(conn, entry: Union[dict, str], item: BatchItem) -> bool:
-    """Send the parent `entry`; one it cannot take (it would not pickle) becomes a failed
-    entry of plain text. False when the parent is gone: nobody is left to tell."""
-    try:
-        conn.send(entry)
-        return True
-    except OSError:
-        return False
-    except Exception as exc:
-        reason = "{}: unexpected failure: its index entry could not be sent: {}: {}".format(
-            item.profile, type(exc).__name__, one_line(exc))
-    fields = entry if isinstance(entry, dict) else {}
-    plain = {key: fields.get(key) for key in ("profile", "output", "rules_sha256",
-                                              "tool_version", "pva", "csv", "blocks",
-                                              "size",
-                                              "mtime_ns", "finished_at")}
-    plain = {key: value if isinstance(value, (str, int, bool, type(None))) else str(value)
-             for key, value in plain.items()}
-    plain.update(status=FAILED, reason=reason)
-    try:
-        conn.send(plain)
-        return True
-    except Exception:
-        return False
-
-
-class _Worker:
-    """One worker process (worker.py) and the connection to it."""
-
-    def __init__(self, outdir: Path, rules, options: RunOptions):
-        from .worker import BOOT  # not at the top: worker.py imports this module
-
-        ours, theirs = socket.socketpair()
-        self.conn = Connection(ours.detach())
-        child_fd = theirs.detach()
-        stderr_fd = os.dup(2)  # the worker's stderr once it has imported extract
-        # Ctrl-C and a hang-up are the parent's to handle: the worker is started with them
-        # blocked (a mask survives exec), so one landing while it imports cannot end it
-        # before serve() ignores them.
-        held = {signum for signum in STOP_SIGNALS if signum != signal.SIGTERM}
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-c", BOOT, str(child_fd), str(stderr_fd)],
-                stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                pass_fds=(child_fd, stderr_fd))
-        except BaseException:
-            self.conn.close()
-            raise
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-            os.close(child_fd)
-            os.close(stderr_fd)
-        self.item: Optional[BatchItem] = None
-        # when its profile has taken too long (time.monotonic())
-        self.deadline: Optional[float] = None
-        try:
-            self.conn.send(sys.path)
-            self.conn.send((str(outdir), rules, options))
-        except OSError:  # it died already: its first profile finds out
-            pass
-
-    def death(self) -> str:
-        try:
-            code = self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            code = None
-        if code is not None and code < 0:
-            try:
-                how = "killed by {}".format(signal.Signals(-code).name)
-            except ValueError:
-                how = "killed by signal {}".format(-code)
-        else:
-            how = "exit code {}".format(code)
-        return "the worker process extracting it died ({})".format(how)
-
-    def stop(self, abandon: bool, grace: float = 10) -> None:
-        """End the process: politely when idle, at once (SIGTERM) when abandoning work;
-        SIGKILL if it has not ended `grace` seconds later."""
-        if abandon and self.process.poll() is None:
-            self.process.terminate()
-        try:
-            self.process.wait(grace)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.conn.close()
 
 
 def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
@@ -328,14 +80,14 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
         for item in items:
             earlier = previous.get(item.summary_key)
             if earlier is not None and is_up_to_date(item, outdir, rules, options, earlier):
-                entry = dict(earlier, status=UP_TO_DATE, finished_at=_now(),
+                entry = dict(earlier, status=UP_TO_DATE, finished_at=timestamp(),
                              summary=item.summary_key)
                 entry.pop("reason", None)
                 finish(entry)
             else:
                 todo.append(item)
         if todo:
-            pool = _Pool(outdir, rules, options, min(jobs, len(todo)), timeout)
+            pool = Pool(outdir, rules, options, min(jobs, len(todo)), timeout)
 
             def feed() -> None:
                 while todo and pool.idle:
@@ -401,118 +153,6 @@ class _DeferredInterrupts:
 
 def _stop(signum: int) -> KeyboardInterrupt:
     return KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signum)
-
-
-class _Pool:
-    """Workers that each take one profile at a time; a dead one fails its profile only."""
-
-    def __init__(self, outdir: Path, rules, options: RunOptions, size: int,
-                 timeout: float = 0):
-        self._start = lambda: _Worker(outdir, rules, options)
-        self._outdir, self._rules, self._options = outdir, rules, options
-        self._timeout = timeout
-        self.idle = [self._start() for _ in range(size)]
-        self.busy: List[_Worker] = []
-
-    def dispatch(self, item: BatchItem) -> None:
-        worker = self.idle.pop()
-        try:
-            worker.conn.send(item)
-        except OSError:  # it died while idle: replace it
-            worker.stop(abandon=True)
-            worker = self._start()
-            worker.conn.send(item)
-        worker.item = item
-        # The limit counts from the worker's STARTED; until then (a new worker still
-        # importing extract) it has STARTUP_ALLOWANCE more.
-        worker.deadline = time.monotonic() + self._timeout + STARTUP_ALLOWANCE \
-            if self._timeout else None
-        self.busy.append(worker)
-
-    def collect(self) -> list:
-        """Wait for at least one busy worker to answer, die or pass its time limit;
-        their entries."""
-        # A worker that dies closes its end of the connection: its conn is ready then too.
-        handles = [w.conn for w in self.busy]
-        deadlines = [w.deadline for w in self.busy if w.deadline is not None]
-        # A wait of years is refused by select(): a very long limit is waited in parts.
-        limit = min(max(0.0, min(deadlines) - time.monotonic()), 86400.0) \
-            if deadlines else None
-        ready = set(wait(handles, limit))
-        now = time.monotonic()
-        entries = []
-        for worker in list(self.busy):
-            if worker.conn not in ready:
-                if worker.deadline is None or now < worker.deadline:
-                    continue
-                self.busy.remove(worker)  # too long: ended, and its profile failed
-                entries.append(self._failed(worker, "took longer than {:g} s (--timeout): "
-                                            "ended".format(self._timeout)))
-                self._retire(worker, grace=TIMEOUT_GRACE)
-                self.idle.append(self._start())  # a new _Worker has no item, no deadline
-                continue
-            try:
-                answer = worker.conn.recv()
-                if answer == STARTED:  # it has the profile: its time starts now
-                    if self._timeout:
-                        worker.deadline = time.monotonic() + self._timeout
-                    continue
-                if isinstance(answer, tuple):  # (CANNOT_START, why): it could not import
-                    self.busy.remove(worker)
-                    entries.append(self._failed(worker, "the worker process could not "
-                                                "start: {}".format(answer[1])))
-                    self._retire(worker)
-                    self.idle.append(self._start())
-                    continue
-                self.busy.remove(worker)
-                entries.append(answer)
-            except Exception:  # dead, or it died mid-answer: EOFError, OSError, a torn pickle
-                self.busy.remove(worker)
-                entries.append(self._failed(worker, worker.death()))
-                self._retire(worker)
-                self.idle.append(self._start())
-                continue
-            worker.item = worker.deadline = None
-            self.idle.append(worker)
-        return entries
-
-    def _failed(self, worker: _Worker, reason: str) -> dict:
-        """The failed entry of a busy worker's profile: every busy worker has one."""
-        assert worker.item is not None
-        return _failed(worker.item, self._outdir, self._rules, self._options, reason)
-
-    def close(self) -> None:
-        for worker in self.idle:
-            try:
-                worker.conn.send(None)
-            except OSError:
-                pass
-        for worker in self.idle:
-            worker.stop(abandon=False)
-        for worker in self.busy:
-            self._retire(worker)
-        self.idle, self.busy = [], []
-
-    def _retire(self, worker, grace: float = 10) -> None:
-        """End a worker that had a profile, and sweep any temporary file it left: a
-        signal can land before its own cleanup knows of the file, but once it is dead
-        its temporary file is plainly abandoned."""
-        worker.stop(abandon=True, grace=grace)
-        if worker.item is not None:
-            output = worker.item.output(self._outdir)
-            remove_abandoned(output)
-            if self._options.csv:
-                for table in csv_paths(output.parent):
-                    remove_abandoned(table)
-            if self._options.blocks:
-                remove_abandoned(blocks_path(output))
-
-
-def _failed(item: BatchItem, outdir: Path, rules, options: RunOptions, reason: str) -> dict:
-    entry = _base_entry(item, outdir, rules, options)
-    entry.update(status=FAILED, reason="{}: {}".format(shown_path(item.profile), reason),
-                 finished_at=_now())
-    return entry
 
 
 class _SilentReporter:

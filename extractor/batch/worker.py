@@ -1,5 +1,5 @@
 """The worker side of a batch: a process of its own (`python -c BOOT`, started by
-run.py's pool) that extracts one profile at a time for the parent.
+pool.py) that extracts one profile at a time for the parent (item.extract_one).
 
 Its bootstrap is ours, not multiprocessing's: until extract's own modules have been
 imported the worker's stderr is /dev/null, and an import that fails (an install upgraded
@@ -12,9 +12,14 @@ still have something to say there).
 import signal
 import sys
 from pathlib import Path
+from typing import Union
 
 from ..errors import one_line
-from .run import STARTED, _answer, _failed, extract_one
+from .discover import BatchItem
+from .item import FAILED, extract_one, failed_entry
+
+# What a worker answers first on receiving a profile: the time limit starts then.
+STARTED = "started"
 
 #: What a worker that cannot import extract sends its parent: (CANNOT_START, reason).
 CANNOT_START = "cannot start"
@@ -67,7 +72,33 @@ def serve(conn) -> None:
         try:
             entry = extract_one(item, outdir, rules, options)
         except Exception as exc:  # outside extract_one's own net: still one index line
-            entry = _failed(item, outdir, rules, options, "unexpected failure: "
-                            "{}: {}".format(type(exc).__name__, one_line(exc)))
+            entry = failed_entry(item, outdir, rules, options, "unexpected failure: "
+                                 "{}: {}".format(type(exc).__name__, one_line(exc)))
         if not _answer(conn, entry, item):
             return
+
+
+def _answer(conn, entry: Union[dict, str], item: BatchItem) -> bool:
+    """Send the parent `entry`; one it cannot take (it would not pickle) becomes a failed
+    entry of plain text. False when the parent is gone: nobody is left to tell."""
+    try:
+        conn.send(entry)
+        return True
+    except OSError:
+        return False
+    except Exception as exc:
+        reason = "{}: unexpected failure: its index entry could not be sent: {}: {}".format(
+            item.profile, type(exc).__name__, one_line(exc))
+    fields = entry if isinstance(entry, dict) else {}
+    plain = {key: fields.get(key) for key in ("profile", "output", "rules_sha256",
+                                              "tool_version", "pva", "csv", "blocks",
+                                              "size",
+                                              "mtime_ns", "finished_at")}
+    plain = {key: value if isinstance(value, (str, int, bool, type(None))) else str(value)
+             for key, value in plain.items()}
+    plain.update(status=FAILED, reason=reason)
+    try:
+        conn.send(plain)
+        return True
+    except Exception:
+        return False
