@@ -82,7 +82,7 @@ TARGET_RSS_MB = 200.0
 TARGET_SCALING = 11.0  # time(long-trace) / time(short-trace), for 10x the step rows
 
 # The floor's SQL, as extract shapes it where the shape is cheaper than the obvious one
-# (extractor/profile.py says why): the step rows carry ids, not names, and the names come
+# (extractor/core/profile.py says why): the step rows carry ids, not names, and the names come
 # from the two small tables, fetched once; the exchange-code category is looked up, then
 # compared as a constant in the scan of vars_info. Rows come in the spec's order: with no
 # sort when steps_by_ipu is stored in step order (checked here, untimed; extract checks
@@ -292,7 +292,7 @@ def pva_fetches(profile: Path) -> dict:
     if str(PVA_DOUBLE) not in sys.path:
         sys.path.insert(0, str(PVA_DOUBLE))
     import pva
-    from extractor.summary import summarize
+    from extractor.core.summary import summarize
     pva.reset_access_counts()
     summarize(profile, pva=pva)
     counts = pva.access_counts

@@ -12,9 +12,10 @@ from .errors import ExtractorError, OutputError, ProfileError, PvaMissingError, 
 # The rest of the library is imported on first use (PEP 562), so that `extract`, which
 # imports this package first, pays at start-up only for the modules its command needs.
 _LAZY = {
-    "write_atomic": "output", "summary_bytes": "render", "StageRules": "rules",
-    "default_rules_path": "rules", "load_rules": "rules", "STEP_FIELDS": "steps",
-    "StepRow": "steps", "step_rows": "steps", "Extraction": "summary", "summarize": "summary",
+    "write_atomic": "output", "summary_bytes": "core.summary_json",
+    "StageRules": "core.rules", "default_rules_path": "core.rules",
+    "load_rules": "core.rules", "STEP_FIELDS": "core.steps", "StepRow": "core.steps",
+    "step_rows": "core.steps", "Extraction": "core.summary", "summarize": "core.summary",
 }
 
 __all__ = [

@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 from . import __version__
 from .errors import ExtractorError, one_line
 from .output import STDOUT, write_output
-from .rules import load_rules
+from .core.rules import load_rules
 from .single import DEFAULT_TIMEOUT
 
 PROG = "extract"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import IO, Dict, Iterable, Iterator, List, Literal, Optional, Tuple, cast, overload
 
 from .errors import OutputError, StrPath, UsageError, shown_path
-from .files import kind
+from .inputs import kind
 
 STDOUT = "-"
 

@@ -34,7 +34,7 @@ from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 from .batch.index import known_entries
 from .errors import ExtractorError, shown_path
-from .files import read_regular
+from .inputs import read_regular
 
 CURRENT, FAILED, CHANGED, UNRECORDED, STANDALONE = (
     "current", "failed", "changed", "unrecorded", "standalone")
@@ -216,7 +216,7 @@ def blocks_belonging(recording) -> Optional[str]:
     """Why the blocks.json beside a recording (compare's Recording) does not belong to
     its summary, in words; None when it does. Call it once the file has been read as a
     blocks.json (BlocksFileError otherwise)."""
-    from .blockformats import blocks_path, read_blocks_json
+    from .core.blockformats import blocks_path, read_blocks_json
 
     path = blocks_path(recording.path)
     origin = recording.origin or Origins().of(recording.path)
@@ -227,7 +227,7 @@ def blocks_belonging(recording) -> Optional[str]:
 def require_belonging(recording, data: dict) -> None:
     """NotBelonging naming the blocks.json beside a recording (compare's Recording;
     `data`: the file's JSON) unless it belongs to the recording's summary."""
-    from .blockformats import blocks_path
+    from .core.blockformats import blocks_path
 
     path = blocks_path(recording.path)
     origin = recording.origin or Origins().of(recording.path)

@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 from .errors import ProfileError, UsageError, shown_path
 from .output import STDOUT
-from .pipeline import extract_profile
+from .core.pipeline import extract_profile
 
 # A profile whose extraction takes longer is ended as failed (--timeout). A 500 MB profile
 # takes under a second from a warm cache (BENCHMARKS.md); a cold 1 GB file read at 20 MB/s
@@ -60,10 +60,10 @@ def watch(profile: Path, output: str, say: Say, csv: bool = False, timeout: floa
 
     targets = [] if output == STDOUT else [Path(output)]
     if csv and targets:
-        from .steptables import csv_paths
+        from .core.steptables import csv_paths
         targets.extend(csv_paths(Path(output).parent))
     if blocks and targets:
-        from .blockformats import blocks_path
+        from .core.blockformats import blocks_path
         targets.append(blocks_path(output))
     for target in targets:  # what the killed child was writing
         remove_abandoned(target)
@@ -111,7 +111,7 @@ def extract_single(profile: Path, output: str, rules, say: Say, quiet: bool = Fa
                 say("warning", "{}: {}".format(shown_path(profile), warning))
 
     if blocks:
-        from .blockformats import blocks_path
+        from .core.blockformats import blocks_path
 
         if output == STDOUT:
             raise UsageError("--blocks writes blocks.json beside the summary: give the "
@@ -119,7 +119,7 @@ def extract_single(profile: Path, output: str, rules, say: Say, quiet: bool = Fa
                              "extract blocks)")
         _check_beside(profile, output, [blocks_path(output)], "--blocks", "blocks.json")
     if csv:
-        from .steptables import csv_paths
+        from .core.steptables import csv_paths
 
         if output == STDOUT:
             raise UsageError("--csv writes steps.csv and first-body.csv beside the summary: "
@@ -146,8 +146,8 @@ def run_blocks(profile: Path, output: Optional[str], output_format: str, rules, 
     output) as blocks.json ("json"), its CSV ("csv") or the statistics ("markdown")."""
     import tempfile
 
-    from .blockformats import WRITERS, to_markdown
-    from .blocks import extract_blocks
+    from .core.blockformats import WRITERS, to_markdown
+    from .core.blocks import extract_blocks
     from .output import write_output, write_output_from
 
     target = output or STDOUT

@@ -470,7 +470,7 @@ def _six_tiles(double):
 
 
 def g_required():
-    from extractor.profile import REQUIRED_COLUMNS
+    from extractor.core.profile import REQUIRED_COLUMNS
     return REQUIRED_COLUMNS
 
 

@@ -777,7 +777,7 @@ def plant_outside(root: Path) -> None:
 
 def summary_problem(document):
     """Why a (mutated) summary is not one, as far as its readers use it; None if it is.
-    The harness's own reading of the summary's types, independent of extractor.model."""
+    The harness's own reading of the summary's types, independent of extractor.core.model."""
 
     def number(value, whole=False):
         if isinstance(value, Raw):

@@ -132,7 +132,7 @@ sys.path.insert(0, sys.argv[1])
 import extractor.batch.run
 from extractor.cli import main
 from pathlib import Path
-Path(sys.argv[1], "extractor", "pipeline.py").write_text(
+Path(sys.argv[1], "extractor", "core", "pipeline.py").write_text(
     "raise ImportError('pipeline.py\\nwas replaced')\n")
 sys.argv[1:2] = []
 main()

@@ -385,10 +385,10 @@ def test_batch_blocks_beside_each_summary_from_the_same_pass(tmp_path):
 def test_summarize_with_blocks_reads_the_trace_once(monkeypatch):
     """The batch's blocks come from the summary's own pass: one read of the step rows,
     giving the summary unchanged and the same blocks as `extract blocks`."""
-    from extractor.blocks import extract_blocks
-    from extractor.profile import Profile
-    from extractor.rules import load_rules
-    from extractor.summary import summarize
+    from extractor.core.blocks import extract_blocks
+    from extractor.core.profile import Profile
+    from extractor.core.rules import load_rules
+    from extractor.core.summary import summarize
 
     profile = REPO / "fixtures" / "edge" / "no-output-begins" / "profile.pop"
     rules = load_rules()
@@ -499,7 +499,7 @@ def test_random_traces_agree_with_the_oracle():
 
     from hypothesis import given, settings
 
-    from extractor.summary import summarize
+    from extractor.core.summary import summarize
     from test_pass import _write, trace
 
     @settings(max_examples=40, deadline=None)

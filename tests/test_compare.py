@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, GOLDEN, invoke_extract
-from extractor.metrics import mask_ids
+from extractor.core.metrics import mask_ids
 
 A = GOLDEN / "expected.json"  # the golden recording (the reference summary)
 B = FIXTURES / "vit-f8weight-b" / "expected.json"  # hand-made FP8 variant (see its README)

@@ -267,8 +267,8 @@ def test_batch_writes_tables_beside_each_summary_and_tracks_them(tmp_path):
 def _peak_memory(profile: Path, out: Path) -> int:
     """tracemalloc's peak while extracting `profile` with its step tables, in-process."""
     pva = pva_double()
-    from extractor.steptables import step_tables
-    from extractor.summary import summarize
+    from extractor.core.steptables import step_tables
+    from extractor.core.summary import summarize
 
     tracemalloc.start()
     try:

@@ -163,7 +163,7 @@ def test_mutated_profiles_give_the_spec_summary_or_one_line(bases, tmp_path_fact
     pva = pva_double()
     from extractor import summarize
     from extractor.errors import ExtractorError
-    from extractor.render import summary_bytes
+    from extractor.core.summary_json import summary_bytes
     folder = tmp_path_factory.getbasetemp() / "fuzz-case"
     profile = fresh_copy(bases, which, folder)
     apply(profile, mutations)
@@ -226,7 +226,7 @@ def test_flipped_bits_give_a_summary_of_what_sqlite_reads_or_one_line(bases, tmp
     pva = pva_double()
     from extractor import summarize
     from extractor.errors import ExtractorError
-    from extractor.render import summary_bytes
+    from extractor.core.summary_json import summary_bytes
     folder = tmp_path_factory.getbasetemp() / "fuzz-flip"
     profile = fresh_copy(bases, which, folder)
     data = bytearray(profile.read_bytes())

@@ -4,7 +4,7 @@ nothing a summary reads."""
 import sqlite3
 from pathlib import Path
 
-from extractor.summary import summarize
+from extractor.core.summary import summarize
 from conftest import generator
 
 REPO = Path(__file__).resolve().parent.parent

@@ -325,7 +325,7 @@ def test_renderers_refuse_non_finite_numbers():
     # CSV renderer writes NaN or Infinity (strict JSON parsers reject them).
     from extractor.compare.comparison import Comparison, Recording, Row
     from extractor.compare.formats import to_csv, to_json
-    from extractor.model import Summary
+    from extractor.core.model import Summary
     recordings = [Recording("a", Path("a"), Summary({"attention_exchanges": None})),
                   Recording("b", Path("b"), Summary({"attention_exchanges": None}))]
     for bad_value in (math.nan, math.inf, -math.inf):

@@ -99,7 +99,7 @@ def test_the_graph_sees_imports_at_every_depth():
     graph = import_graph()
     assert "extractor.batch.command" in graph["extractor.cli"]
     assert "extractor.errors" in graph["extractor.batch.run"]
-    assert "extractor.metrics" in graph["extractor.compare.comparison"]  # from .. import
+    assert "extractor.core.metrics" in graph["extractor.compare.comparison"]  # from .. import
     assert len(graph) == len(list(PACKAGE_DIR.rglob("*.py")))
 
 

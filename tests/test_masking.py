@@ -16,7 +16,7 @@ import json
 import pytest
 from conftest import GOLDEN, invoke_extract
 
-from extractor.metrics import mask_ids
+from extractor.core.metrics import mask_ids
 
 
 @pytest.mark.parametrize("name, masked", [

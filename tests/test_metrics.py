@@ -5,8 +5,8 @@ import copy
 import json
 from pathlib import Path
 
-from extractor.metrics import metrics
-from extractor.model import Summary
+from extractor.core.metrics import metrics
+from extractor.core.model import Summary
 
 # The committed copy of the reference summary (test_run.py checks it is the shared one).
 REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "vit-f8weight" / "expected.json"

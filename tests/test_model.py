@@ -1,4 +1,4 @@
-"""extractor.model: the summary's one type. Its key list against the spec's (the reference
+"""extractor.core.model: the summary's one type. Its key list against the spec's (the reference
 summary's bytes, as fixtures/vit-f8weight/expected.json holds them), reading every
 committed summary, refusing what is not a summary (through `extract compare`, where a
 person meets it), and the numbers compare and the batch index take from it. Expected
@@ -12,10 +12,10 @@ import pytest
 
 from conftest import FIXTURES, GOLDEN, copy_case, golden_case_folder, invoke_extract
 from extractor.errors import SummaryFileError
-from extractor.model import (ALLOCATED_MEMORY_FIELDS, EXCHANGE_MEMORY_FIELDS,
+from extractor.core.model import (ALLOCATED_MEMORY_FIELDS, EXCHANGE_MEMORY_FIELDS,
                              SUMMARY_KEYS, AttentionExchange, MinMeanMax, Summary,
                              summary_dict)
-from extractor.steps import STEP_FIELDS
+from extractor.core.steps import STEP_FIELDS
 
 A = GOLDEN / "expected.json"  # a byte copy of the spec's reference summary
 B = FIXTURES / "vit-f8weight-b" / "expected.json"

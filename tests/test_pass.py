@@ -13,7 +13,7 @@ from tempfile import TemporaryDirectory
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extractor.summary import summarize
+from extractor.core.summary import summarize
 from conftest import generator
 
 REPO = Path(__file__).resolve().parent.parent

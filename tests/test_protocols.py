@@ -1,5 +1,5 @@
 """The tests' stand-in for pva (tests/pva_double) against the protocol of the pva API
-that extractor.pvafacts reads (PvaModule and the protocols under it), checked by mypy:
+that extractor.core.pvafacts reads (PvaModule and the protocols under it), checked by mypy:
 a part the stand-in lacks, or one renamed in the protocol, fails here rather than in a
 run on the real SDK. extractor/ itself checks its own implementations (StepTables,
 PvaFacts, NoPvaFacts) when mypy runs on it, in CI."""
@@ -16,7 +16,7 @@ pytest.importorskip("mypy", reason="mypy runs on Python 3.10 and newer only")
 CHECK = '''
 import pva
 
-from extractor.pvafacts import (PvaCompilation, PvaComputeSet, PvaModule, PvaProgram,
+from extractor.core.pvafacts import (PvaCompilation, PvaComputeSet, PvaModule, PvaProgram,
                                 PvaReport, PvaVertex)
 
 module: PvaModule = pva

@@ -6,7 +6,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extractor.render import summary_bytes
+from extractor.core.summary_json import summary_bytes
 
 # Text with everything that tells orjson and json apart: non-ASCII, astral characters,
 # control characters, DEL, quotes, backslashes, lone surrogates.

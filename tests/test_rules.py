@@ -5,7 +5,7 @@ import re
 import pytest
 
 from extractor.errors import RulesError
-from extractor.rules import default_rules_path, load_rules, parse_rules
+from extractor.core.rules import default_rules_path, load_rules, parse_rules
 
 from conftest import REPO, invoke_extract
 

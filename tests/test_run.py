@@ -369,11 +369,11 @@ def test_a_single_extraction_imports_only_what_it_needs(tmp_path):
                          env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.code == 0, result
     imported = _imported_modules(result.stderr)
-    assert "extractor.summary" in imported  # the list is the real one
+    assert "extractor.core.summary" in imported  # the list is the real one
     # extractor.batch, .compare, .diagnose and .report are packages: no module of theirs
     # either; jinja2 is the report's alone.
     unwanted = {"extractor.batch", "extractor.compare", "extractor.diagnose",
-                "extractor.report", "extractor.steptables", "multiprocessing", "pva",
+                "extractor.report", "extractor.core.steptables", "multiprocessing", "pva",
                 "jinja2"}
     assert (imported - typer_imports) & unwanted == set()
 

@@ -7,8 +7,8 @@ the summary is the one the spec defines."""
 import sqlite3
 
 from conftest import copy_case, golden_case_folder, run_extract
-from extractor.profile import Profile
-from extractor.summary import summarize
+from extractor.core.profile import Profile
+from extractor.core.summary import summarize
 
 
 def _stored_backwards(profile):

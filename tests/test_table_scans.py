@@ -15,8 +15,8 @@ import threading
 import pytest
 
 from conftest import EDGE, copy_case, golden_case_folder, run_extract
-from extractor.profile import Profile
-from extractor.summary import summarize
+from extractor.core.profile import Profile
+from extractor.core.summary import summarize
 
 
 def _spoil(profile, *statements):

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Dict, List, NamedTuple, Tuple
 
 from ..errors import ExtractorError, shown_path
-from ..model import SUMMARY_NAME
+from ..core.model import SUMMARY_NAME
 
 PROFILE_NAME = "profile.pop"
 UNFINISHED = re.compile(r"^profile_.+\.pop$")

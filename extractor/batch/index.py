@@ -36,7 +36,7 @@ from typing import Optional, Tuple
 import orjson
 
 from ..errors import ExtractorError, OutputError
-from ..files import TooLarge, read_bounded, size_text
+from ..inputs import TooLarge, read_bounded, size_text
 from ..output import replaceable, write_atomic
 
 INDEX_NAME = "index.jsonl"

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import NamedTuple, Optional
 
 from .. import __version__
-from ..blockformats import blocks_path
-from ..blocks import median_stage_cycles
+from ..core.blockformats import blocks_path
+from ..core.blocks import median_stage_cycles
 from ..errors import ExtractorError, one_line, shown_path
-from ..files import read_regular
-from ..model import Summary
-from ..pipeline import extract_profile
-from ..steptables import csv_paths
+from ..inputs import read_regular
+from ..core.model import Summary
+from ..core.pipeline import extract_profile
+from ..core.steptables import csv_paths
 from .discover import BatchItem
 from .index import read_in_outdir, resolve_in_outdir
 

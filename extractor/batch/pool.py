@@ -13,9 +13,9 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import List, Optional
 
-from ..blockformats import blocks_path
+from ..core.blockformats import blocks_path
 from ..output import remove_abandoned
-from ..steptables import csv_paths
+from ..core.steptables import csv_paths
 from ..stopping import STOP_SIGNALS
 from .discover import BatchItem
 from .item import RunOptions, failed_entry

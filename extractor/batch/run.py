@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Deque, List, NamedTuple, Optional
 
 from ..errors import PvaMissingError
-from ..pvafacts import ENABLE_HINT
+from ..core.pvafacts import ENABLE_HINT
 from ..stopping import STOP_SIGNALS, Stopped
 from .discover import BatchItem
 from .index import IndexWriter, index_name, known_entries, lock_index

@@ -7,8 +7,8 @@ comparison is the summaries' (`over_blocks` replaces those rows, nothing else).
 import math
 from typing import List
 
-from .. import metrics as names
-from ..blockformats import (BLOCKS_NAME, check_blocks, not_blocks,
+from ..core import metrics as names
+from ..core.blockformats import (BLOCKS_NAME, check_blocks, not_blocks,
                             read_blocks_json)
 from ..errors import BlocksFileError
 from ..recordings import Recording, beside

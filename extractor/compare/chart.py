@@ -17,7 +17,7 @@ from typing import List
 
 from ..escaping import xml_attribute, xml_text
 from ..output import write_atomic
-from ..metrics import percent_change
+from ..core.metrics import percent_change
 from .comparison import Comparison
 
 # Okabe and Ito's colour-blind-safe palette, yellow and black last.

@@ -65,7 +65,7 @@ def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[f
     check_options(clock_mhz, chart, junit, budget_file)
     budget = None
     if budget_file is not None:  # a bad budget file is told before any summary is read
-        from ..budget import load_budget
+        from .budget import load_budget
         budget = load_budget(budget_file)
     notes: List[str] = []  # told once the output is written: an error is told alone
     recordings = read_recordings(paths, labels, [("--chart", chart), ("--junit", junit)],
@@ -90,14 +90,14 @@ def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[f
                  for recording, data in zip(recordings, blocks)]
     checks = None
     if budget is not None:  # a pattern that matches nothing: a usage error, first
-        from ..budget import check_budget
+        from .budget import check_budget
         checks = check_budget(budget, recordings, found)
         comparison = comparison.with_checks(checks)
     text = FORMATS[output_format].render(comparison)
     if chart is not None:
         write_chart(chart, comparison)
     if junit is not None and checks is not None:
-        from ..junit import write_junit
+        from .junit import write_junit
         write_junit(junit, checks, "extract compare --budget {}".format(
             shown_path(budget_file)))
     # A lone surrogate (a summary may hold one, escaped) is shown as \udXXX.
@@ -106,6 +106,6 @@ def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[f
         warn(note)
     if checks is None:
         return 0
-    from ..budget import budget_line, gate_failed
+    from .budget import budget_line, gate_failed
     line(budget_line(checks))
     return GATE_FAILED if gate_failed(checks) else 0

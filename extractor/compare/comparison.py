@@ -7,10 +7,10 @@ matched across recordings by `mask_ids`); formats.py renders it.
 
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from .. import metrics as names
+from ..core import metrics as names
 from ..errors import CompareError
-from ..metrics import mask_ids, percent_change
-from ..model import MinMeanMax, Summary
+from ..core.metrics import mask_ids, percent_change
+from ..core.model import MinMeanMax, Summary
 from ..recordings import Recording
 
 
@@ -33,7 +33,7 @@ class Row(NamedTuple):
     # Percent change against the first recording, per recording (None for the first and
     # where either value is missing or the first is 0); None for rows without one.
     change: Optional[Tuple]
-    # The metric's name (extractor.metrics) whose values the row holds; None for a row of
+    # The metric's name (extractor.core.metrics) whose values the row holds; None for a row of
     # numbers no metric names (device spans in milliseconds).
     metric_name: Optional[str] = None
 
@@ -54,7 +54,7 @@ class Exchange(NamedTuple):
 
     @property
     def metric_name(self) -> str:
-        """The metric (extractor.metrics) of its `maximum`."""
+        """The metric (extractor.core.metrics) of its `maximum`."""
         return names.attention_exchange_metric(names.numbered(self.key, self.occurrence))
 
 
@@ -63,7 +63,7 @@ class Comparison(NamedTuple):
     clock_mhz: Optional[float]
     rows: List[Row]
     exchanges: List[Exchange]
-    # The budget checks (extractor.budget.Check) the formats mark; None without a budget.
+    # The budget checks (extractor.compare.budget.Check) the formats mark; None without a budget.
     checks: Optional[Sequence] = None
 
     @property

@@ -3,7 +3,7 @@ to a `Format`, whose `render(comparison)` gives the whole text, ending with a ne
 
 Numbers are never rounded in CSV and JSON; markdown rounds for reading (means to 0.1,
 milliseconds to 0.001, percentages to 0.1). Every row of the CSV and JSON carries its
-metric's name (extractor.metrics) as `metric_name`. A comparison with budget checks
+metric's name (extractor.core.metrics) as `metric_name`. A comparison with budget checks
 (`Comparison.with_checks`) has each checked value marked: in markdown after the value (✅,
 or ❌ with the budget and how far past its limit), in CSV in a `<label> budget` column
 after each recording's, and in JSON as the list `budgets` (budget-spec.md).
@@ -19,7 +19,7 @@ import json
 import math
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from ..budget import FAIL, FAILING, MISSING, OK, SKIPPED, Check, budget_line, excess
+from .budget import FAIL, FAILING, MISSING, OK, SKIPPED, Check, budget_line, excess
 from ..errors import shown_path
 from ..escaping import csv_cell, markdown_cell, markdown_code
 from .comparison import EXCHANGES, STAGE_TOTAL, STAGES, Comparison, Exchange

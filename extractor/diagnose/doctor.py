@@ -26,9 +26,9 @@ from typing import Any, Dict, List, NamedTuple, Optional
 from .. import __version__
 from ..errors import one_line, shown_path
 from ..escaping import terminal_text
-from ..profile import EXCHANGE_CODE_CATEGORY, SQL_ERRORS, Profile
-from ..pvafacts import as_int
-from ..summary import NO_LOWERED_VARS
+from ..core.profile import EXCHANGE_CODE_CATEGORY, SQL_ERRORS, Profile
+from ..core.pvafacts import as_int
+from ..core.summary import NO_LOWERED_VARS
 from .inspection import pva_status, report_versions
 
 OK, WARN, FAIL, SKIPPED = "ok", "warn", "fail", "skipped"

@@ -11,9 +11,9 @@ from typing import Dict, List
 
 from ..errors import shown_path
 from ..escaping import terminal_text
-from ..profile import Profile
-from ..rules import SELECTORS, StageRules
-from ..steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, step_rows
+from ..core.profile import Profile
+from ..core.rules import SELECTORS, StageRules
+from ..core.steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, step_rows
 
 EXCHANGE_KIND = "DoExchange"
 

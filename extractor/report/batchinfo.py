@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..batch.index import latest_by_output, read_entries
-from ..blockformats import blocks_path, check_blocks, not_blocks, read_blocks_json
+from ..core.blockformats import blocks_path, check_blocks, not_blocks, read_blocks_json
 
 FAILED = "failed"
 

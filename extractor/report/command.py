@@ -42,7 +42,7 @@ def run_report(paths: Sequence, labels: Sequence[str], output: Optional[str], *,
 
     budget = None
     if budget_file is not None:  # usage errors before any summary is read, as compare's
-        from ..budget import load_budget
+        from ..compare.budget import load_budget
         budget = load_budget(budget_file)
     notes: List[str] = []  # told once the page is written: an error is told alone
     recordings = read_recordings(paths, labels, [("-o", output)],
@@ -50,7 +50,7 @@ def run_report(paths: Sequence, labels: Sequence[str], output: Optional[str], *,
     index = baseline_index([r.label for r in recordings], baseline)
     checks = None
     if budget is not None:  # compare --budget's own checks; its baseline comes first
-        from ..budget import check_budget
+        from ..compare.budget import check_budget
         ordered = [recordings[index]] + [r for i, r in enumerate(recordings) if i != index]
         checks = check_budget(budget, ordered)
     page = build_page(recordings, read_index_facts(paths), baseline=index, title=title,

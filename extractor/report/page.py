@@ -12,10 +12,10 @@ from datetime import datetime, timezone
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
 from .. import __version__
-from ..metrics import (ALLOCATED_MEMORY, DEVICE_SPAN, DEVICE_SPAN_MEAN, EXCHANGE_MEMORY,
+from ..core.metrics import (ALLOCATED_MEMORY, DEVICE_SPAN, DEVICE_SPAN_MEAN, EXCHANGE_MEMORY,
                        QKV_EXECUTIONS, STAGE, STAGES_TOTAL, device_span_metric, metrics,
                        percent_change)
-from ..blockformats import BLOCKS_NAME
+from ..core.blockformats import BLOCKS_NAME
 from ..errors import BlocksFileError
 from ..provenance import blocks_belonging, record_note, stale_problem
 from ..recordings import beside

@@ -16,7 +16,7 @@ import json
 from typing import Iterator, NamedTuple, Sequence
 
 from ..escaping import csv_text_cell
-from ..metrics import Number, metrics
+from ..core.metrics import Number, metrics
 
 COLUMNS = ("recording", "profile", "metric", "value")
 FORMATS = ("csv", "jsonl")

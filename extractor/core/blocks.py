@@ -18,7 +18,7 @@ from array import array
 from pathlib import Path
 from typing import Dict, Iterable, List, NamedTuple, Optional
 
-from .errors import ProfileError, shown_path
+from ..errors import ProfileError, shown_path
 from .rules import StageRules
 from .steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue, StepNames, whole
 from .trace import compile_only_warning, no_anchor_warning, read_trace

@@ -26,7 +26,7 @@ import operator
 from typing import (TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Pattern, Protocol, Sequence,
                     Set, SupportsIndex, Tuple, Type, Union)
 
-from .errors import ProfileError, PvaMissingError, StrPath
+from ..errors import ProfileError, PvaMissingError, StrPath
 from .model import AttentionExchange
 
 ENABLE_HINT = ("PopVision's Python API was not found: it comes only with the Poplar SDK; "

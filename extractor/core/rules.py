@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import NamedTuple, NoReturn, Optional, Pattern, Tuple
 
-from .errors import RulesError, StrPath
-from .files import read_input
+from ..errors import RulesError, StrPath
+from ..inputs import read_input
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -54,11 +54,12 @@ class StageRules(NamedTuple):
 
 def default_rules_path() -> Path:
     """`stage_rules.toml` as installed in the wheel, else the repository's copy."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "stage_rules.toml", here.parent / "stage_rules.toml"):
+    package = Path(__file__).resolve().parent.parent  # extractor/, above core/
+    for candidate in (package / "stage_rules.toml", package.parent / "stage_rules.toml"):
         if candidate.is_file():
             return candidate
-    raise RulesError(here / "stage_rules.toml", "the default stage rules are not installed")
+    raise RulesError(package / "stage_rules.toml", "the default stage rules are not "
+                     "installed")
 
 
 def load_rules(path: Optional[StrPath] = None) -> StageRules:

@@ -21,9 +21,9 @@ import io
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Dict, Iterator, Optional, Tuple, Type
 
-from .errors import StrPath
-from .escaping import csv_cell
-from .output import atomic_files
+from ..errors import StrPath
+from ..escaping import csv_cell
+from ..output import atomic_files
 from .pvafacts import StepFacts
 from .steps import STEP_FIELDS, Pair, StepRow, StepSink
 

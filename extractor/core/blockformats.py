@@ -23,9 +23,9 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from .errors import BlocksFileError
-from .escaping import csv_text_cell, markdown_cell
-from .files import read_input
+from ..errors import BlocksFileError
+from ..escaping import csv_text_cell, markdown_cell
+from ..inputs import read_input
 
 BLOCKS_NAME = "blocks.json"  # beside each summary.json
 LINE_END = "\r\n"

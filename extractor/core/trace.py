@@ -18,7 +18,7 @@ twice, so each call starts afresh.
 from operator import itemgetter
 from typing import Callable, Generator, Iterable, List, TypeVar
 
-from .errors import ProfileError
+from ..errors import ProfileError
 from .rules import StageRules
 from .steps import BadValue
 

@@ -5,7 +5,7 @@ any summary is read); `check_budget(budget, recordings)` checks the recordings o
 comparison against it (the first is the baseline), after checking that every pattern
 matches a metric, and gives one `Check` per (recording, budget, metric) in the spec's
 order. `budget_line(checks)` is the verdict line; `gate_failed(checks)` says whether the
-gate fails. The metric names are extractor.metrics'; the limits are computed exactly
+gate fails. The metric names are extractor.core.metrics'; the limits are computed exactly
 (fractions), so `+10%` of 70 is 77, never 77.00000000000001 nor 76.99999999999999.
 """
 
@@ -17,9 +17,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Dict, List, NamedTuple, NoReturn, Optional, Sequence, Tuple, Union
 
-from . import metrics as names
-from .errors import ExtractorError, shown_path
-from .files import NotRegular, read_regular
+from ..core import metrics as names
+from ..errors import ExtractorError, shown_path
+from ..inputs import NotRegular, read_regular
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -13,8 +13,8 @@ import math
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Union
 
-from .errors import SummaryFileError
-from .files import NotRegular, read_regular
+from ..errors import SummaryFileError
+from ..inputs import NotRegular, read_regular
 
 #: The file name of a summary: a batch writes one per profile, and compare, table and
 #: report find them by it below a folder.

@@ -13,8 +13,8 @@ XML rules: a character XML cannot hold becomes a visible escape (`\\x01`, `\\uff
 from typing import Dict, List, Sequence
 
 from .budget import FAIL, FAILING, MISSING, SKIPPED, Check, excess
-from .escaping import xml_attribute, xml_text
-from .output import write_atomic
+from ..escaping import xml_attribute, xml_text
+from ..output import write_atomic
 
 
 def _attribute(text) -> str:

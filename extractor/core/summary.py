@@ -21,7 +21,7 @@ from typing import Iterable, List, NamedTuple, Optional, Union
 from .profile import Profile
 from .pvafacts import NoPvaFacts, PvaFacts, import_pva
 from .rules import StageRules, load_rules
-from .errors import ProfileError, shown_path
+from ..errors import ProfileError, shown_path
 from .model import summary_dict
 from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue,
                     NamedStep, StepNames, make_step_row, whole)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Generator, Iterable, List, NoReturn, Optional, Sequence, Tuple, Union
 from urllib.parse import quote
 
-from .errors import ProfileError, StrPath
-from .files import NotRegular, not_regular, open_regular
+from ..errors import ProfileError, StrPath
+from ..inputs import NotRegular, not_regular, open_regular
 from .model import ALLOCATED_MEMORY_FIELDS, EXCHANGE_MEMORY_FIELDS
 
 #: The tables and columns the extractor reads, and nothing more.

@@ -6,9 +6,9 @@ depend on how it was asked for.
 
 from typing import Any, Callable, List, Optional, Tuple
 
-from .errors import StrPath
-from .output import write_atomic, write_output
-from .render import summary_bytes
+from ..errors import StrPath
+from ..output import write_atomic, write_output
+from .summary_json import summary_bytes
 from .rules import StageRules
 from .summary import Extraction, summarize
 
@@ -45,7 +45,7 @@ def extract_profile(profile: StrPath, output: StrPath, rules: Optional[StageRule
     # Imported here: a run without --csv or --blocks does not need them (start-up time).
     from pathlib import Path
 
-    from .output import atomic_files
+    from ..output import atomic_files
 
     # The step tables and blocks.json come from the summary's own pass; the files
     # change together (the summary last).

@@ -1,0 +1,18 @@
+"""The core path: one profile.pop to the summary's bytes, in the order the data flows.
+
+1. profile.py      opens the SQLite file read-only and runs the spec's queries
+2. pvafacts.py     the three facts only pva knows (exchange code bytes, vertices)
+3. steps.py        the step rows: names, kinds, cycles, each matched to its stage
+4. rules.py        the stage rules and selectors (stage_rules.toml)
+5. trace.py        reads the step rows in step order, once, for a pass
+6. summary.py      the summary's single pass (blocks.py rides along with --blocks)
+7. model.py        the summary as one type, read back and checked
+8. summary_json.py the summary's exact bytes
+9. pipeline.py     one profile to its files, written atomically
+
+Beside the path: steptables.py (steps.csv, first-body.csv from the same pass),
+blocks.py and blockformats.py (blocks.json and its formats), metrics.py (the names of a
+summary's numbers, shared by compare, budgets, table and report).
+Nothing here imports from outside core/ but the package's errors, inputs, output and
+escaping modules.
+"""
