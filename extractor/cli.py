@@ -41,6 +41,21 @@ class DefaultCommandGroup(TyperGroup):
         return list(self.commands)
 
 
+def _without_bool(option_class) -> None:
+    """typer's rich help shows `<bool>` in the type column of every flag (`--force
+    <bool>`), as if it took a value; a flag takes none. Its column is left empty."""
+    show_type = getattr(option_class, "display_type_rich", None)
+    if show_type is None:  # an older typer shows no type there
+        return
+
+    def display_type_rich(self, ctx):
+        return None if getattr(self, "is_flag", False) else show_type(self, ctx)
+
+    option_class.display_type_rich = display_type_rich
+
+
+_without_bool(typer.core.TyperOption)
+
 app = typer.Typer(
     cls=DefaultCommandGroup,
     name=PROG,

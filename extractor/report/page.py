@@ -277,15 +277,18 @@ class HeatMap(NamedTuple):
         return sum(len(row.cells) for row in self.rows)
 
 
-def build_heat_map(label: str, blocks: Blocks) -> HeatMap:
+def build_heat_map(label: str, blocks: Blocks, run_order: Sequence[str] = ()) -> HeatMap:
     """Blocks by stages: each cell shaded by where it falls between its column's least
-    and most cycles, so that the slow block of each stage stands out. At most
-    MAX_HEAT_COLUMNS stages get a column, and MAX_HEAT_ROWS blocks a row."""
+    and most cycles, so that the slow block of each stage stands out. The columns are in
+    the order the first body runs its stages (`run_order`: the summary's kernels' stages,
+    in step order), then the rest in the file's `stages` order. At most MAX_HEAT_COLUMNS
+    stages get a column, and MAX_HEAT_ROWS blocks a row."""
     with_cycles = {stage for body in blocks.bodies
                    for stage, value in body.cycles.items() if value is not None}
     listed = set(blocks.stages)
-    present = [s for s in dict.fromkeys(blocks.stages) if s in with_cycles]
-    present += sorted({s for b in blocks.bodies for s in b.cycles} - listed)
+    present = [s for s in dict.fromkeys(list(run_order) + list(blocks.stages))
+               if s in with_cycles and (s in listed or s in run_order)]
+    present += sorted({s for b in blocks.bodies for s in b.cycles} - set(present) - listed)
     not_shown = max(0, len(present) - MAX_HEAT_COLUMNS)
     present = present[:MAX_HEAT_COLUMNS]
     table = [[body.cycles.get(stage) for stage in present] + [body.total]
@@ -427,7 +430,8 @@ def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
                                        "not drawn: it does not belong to the summary "
                                        "beside it: " + problem))
             continue
-        heat_map = build_heat_map(recording.label, blocks)
+        run_order = [kernel.get("stage") for kernel in recording.summary.kernels]
+        heat_map = build_heat_map(recording.label, blocks, run_order)
         if drawn_cells + heat_map.cells > MAX_HEAT_CELLS:  # it, and every one after
             drawn_cells = MAX_HEAT_CELLS + 1
             heat_map = heat_map._replace(rows=[], drawn=False)
