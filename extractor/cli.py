@@ -6,55 +6,18 @@ import (single.py, batch/command.py, compare/command.py, report/command.py, ...)
 are only their options, the one-line error reporting and the exit codes.
 """
 
-import errno
 import sys
-import traceback
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
-from typer.core import TyperGroup
 
-from . import __version__
-from .errors import ExtractorError, one_line
-from .output import STDOUT, write_output
+from .commandline import DefaultCommandGroup, print_version
+from .exits import PROG, exit_with, line, report_errors, say, stoppable, warn
+from .output import print_answer
 from .core.rules import load_rules
 from .single import DEFAULT_TIMEOUT
-
-PROG = "extract"
-
-
-class DefaultCommandGroup(TyperGroup):
-    """Runs `run` when the first word is not a command name nor a top-level option."""
-
-    default_command = "run"
-    top_level_options = ("--help", "-h", "--version")
-
-    def parse_args(self, ctx, args):
-        if args and args[0] not in self.commands and args[0] not in self.top_level_options:
-            args = [self.default_command] + list(args)
-        return super().parse_args(ctx, args)
-
-    def list_commands(self, ctx):
-        # Keep `run` first in `extract --help`, then the others as declared.
-        return list(self.commands)
-
-
-def _without_bool(option_class) -> None:
-    """typer's rich help shows `<bool>` in the type column of every flag (`--force
-    <bool>`), as if it took a value; a flag takes none. Its column is left empty."""
-    show_type = getattr(option_class, "display_type_rich", None)
-    if show_type is None:  # an older typer shows no type there
-        return
-
-    def display_type_rich(self, ctx):
-        return None if getattr(self, "is_flag", False) else show_type(self, ctx)
-
-    option_class.display_type_rich = display_type_rich
-
-
-_without_bool(typer.core.TyperOption)
 
 app = typer.Typer(
     cls=DefaultCommandGroup,
@@ -68,77 +31,9 @@ app = typer.Typer(
 )
 
 
-def say(kind: str, message: str) -> None:
-    """One line on stderr: `extract: error: ...` or `extract: warning: ...`."""
-    typer.echo("{}: {}: {}".format(PROG, kind, one_line(message)), err=True)
-
-
-def warn(message: str) -> None:
-    say("warning", message)
-
-
-def line(text: str) -> None:
-    """A line on stderr as it is (a batch's last line, the budget's)."""
-    typer.echo(text, err=True)
-
-
-def _stoppable(action):
-    """`action` with SIGTERM and SIGHUP ending it as Ctrl-C does: one line, exit 128 +
-    the signal, no temporary file left (atomic writes unwind)."""
-    def stoppable():
-        from .stopping import raise_on_stop_signals
-
-        raise_on_stop_signals()
-        return action()
-    return stoppable
-
-
-def _report_errors(action, debug: Optional[bool] = None):
-    """Run `action()`; an error becomes one line on stderr and the exit code it asks for
-    (with a traceback first when `debug`); Ctrl-C exits 130. `debug` None: the command
-    has no --debug option to suggest."""
-    try:
-        return action()
-    except ExtractorError as exc:
-        if debug:
-            traceback.print_exc()
-        say("error", str(exc))
-        raise typer.Exit(exc.exit_code) from None
-    except typer.Exit:
-        raise
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM or SIGHUP (stopping.Stopped)
-        signum = getattr(exc, "signum", None)
-        if signum is None:
-            say("error", "interrupted")
-            raise typer.Exit(130) from None
-        from .stopping import stop_message
-        say("error", stop_message(signum))
-        raise typer.Exit(128 + signum) from None
-    except Exception as exc:  # a bug or an input we did not foresee: still one line
-        if debug:
-            traceback.print_exc()
-        hint = " (run with --debug for the traceback)" if debug is False else ""
-        say("error", "unexpected failure: {}: {}{}".format(type(exc).__name__, one_line(exc),
-                                                          hint))
-        raise typer.Exit(1) from None
-
-
-def _exit(code: int) -> None:
-    if code:
-        raise typer.Exit(code)
-
-
-def _version(value: bool):
-    if value:
-        if sys.stdout is None:  # `extract --version >&-`: typer would print nothing, exit 0
-            raise OSError(errno.EBADF, "standard output is closed")
-        typer.echo("{} {}".format(PROG, __version__))
-        raise typer.Exit()
-
-
 @app.callback()
 def main_options(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+    version: bool = typer.Option(False, "--version", callback=print_version, is_eager=True,
                                  help="Print the version and exit."),
 ):
     pass
@@ -239,7 +134,7 @@ def run(
                                  shard_text=shard, quiet=quiet, use_pva=not no_pva, csv=csv,
                                  timeout=timeout, blocks=blocks, line=line)
 
-    _exit(_report_errors(extract, debug))
+    exit_with(report_errors(extract, debug))
 
 
 @app.command("merge")
@@ -256,26 +151,21 @@ def merge(
             raise UsageError(outdir, "not a folder")
         return merge_locked(outdir)
 
-    count = _report_errors(_stoppable(fold))
+    count = report_errors(stoppable(fold))
     line("{}: {} profiles".format(shown_path(outdir / "index.jsonl"), count))
 
 
-class CompareFormat(str, Enum):
-    """The names of compare.formats.FORMATS (here: the CLI must not import it to start)."""
+# The choices of options, as the modules that use them name them (compare.formats.FORMATS,
+# compare.blockstats.STATS, blockformats.WRITERS, report.table.FORMATS): here, because the
+# CLI must not import those modules to start.
 
-    markdown = "markdown"
-    csv = "csv"
-    json = "json"
+
+class CompareFormat(str, Enum):
+    markdown, csv, json = "markdown", "csv", "json"
 
 
 class BlockStat(str, Enum):
-    """The names of compare.blockstats.STATS (the CLI must not import it to start)."""
-
-    first = "first"
-    min = "min"
-    median = "median"
-    mean = "mean"
-    max = "max"
+    first, min, median, mean, max = "first", "min", "median", "mean", "max"
 
 
 @app.command("compare")
@@ -307,18 +197,14 @@ def compare_command(
     """Compare recordings: one table, recordings as columns, changes against the first."""
     from .compare.command import run_compare
 
-    _exit(_report_errors(_stoppable(lambda: run_compare(
+    exit_with(report_errors(stoppable(lambda: run_compare(
         paths, labels, clock_mhz=clock_mhz, output_format=output_format.value, chart=chart,
         stat=stat.value, budget_file=budget_file, junit=junit, warn=warn, line=line)),
         debug))
 
 
 class BlocksFormat(str, Enum):
-    """The names of blockformats.BLOCK_FORMATS (the CLI must not import it to start)."""
-
-    json = "json"
-    csv = "csv"
-    markdown = "markdown"
+    json, csv, markdown = "json", "csv", "markdown"
 
 
 @app.command("blocks", help=(
@@ -347,14 +233,11 @@ def blocks_command(
         run_blocks(profile, output, output_format.value, load_rules(rules_file), say,
                    quiet=quiet, timeout=timeout)
 
-    _report_errors(extract, debug)
+    report_errors(extract, debug)
 
 
 class TableFormat(str, Enum):
-    """The names of report.table.FORMATS (here: the CLI must not import it to start)."""
-
-    csv = "csv"
-    jsonl = "jsonl"
+    csv, jsonl = "csv", "jsonl"
 
 
 @app.command("table")
@@ -375,7 +258,7 @@ def table_command(
     formula, such as =2+3, gets a leading ')."""
     from .report.command import run_table
 
-    _report_errors(_stoppable(lambda: run_table(paths, labels, output, table_format.value,
+    report_errors(stoppable(lambda: run_table(paths, labels, output, table_format.value,
                                                 warn)), debug)
 
 
@@ -402,20 +285,9 @@ def report_command(
     a baseline, a chart of cycles per stage, blocks heat maps, failures, warnings."""
     from .report.command import run_report
 
-    _report_errors(_stoppable(lambda: run_report(
+    report_errors(stoppable(lambda: run_report(
         paths, labels, output, baseline=baseline, budget_file=budget_file, title=title,
         warn=warn)), debug)
-
-
-def _print(answer: dict, as_json: bool, as_text) -> None:
-    """A report on standard output: JSON (ASCII, non-ASCII escaped), or `as_text(answer)`."""
-    if as_json:
-        import json
-
-        data = (json.dumps(answer, indent=2) + "\n").encode("ascii")
-    else:
-        data = as_text(answer).encode("utf-8", "backslashreplace")
-    write_output(STDOUT, data)
 
 
 @app.command("inspect", help=(
@@ -436,9 +308,9 @@ def inspect_command(
 ):
     from .diagnose.inspection import inspect_profile, inspect_text
 
-    answer = _report_errors(_stoppable(
+    answer = report_errors(stoppable(
         lambda: inspect_profile(profile, exact=exact, use_pva=not no_pva)))
-    _report_errors(lambda: _print(answer, as_json, inspect_text))
+    report_errors(lambda: print_answer(answer, as_json, inspect_text))
 
 
 @app.command("stages", help=(
@@ -457,9 +329,9 @@ def stages_command(
 ):
     from .diagnose.stagecheck import check_stages, stages_text
 
-    answer = _report_errors(_stoppable(
+    answer = report_errors(stoppable(
         lambda: check_stages(profile, load_rules(rules_file), top=top)))
-    _report_errors(lambda: _print(answer, as_json, stages_text))
+    report_errors(lambda: print_answer(answer, as_json, stages_text))
 
 
 @app.command("doctor", help=(
@@ -477,8 +349,8 @@ def doctor_command(
 ):
     from .diagnose.doctor import doctor_text, run_checks
 
-    answer = _report_errors(_stoppable(lambda: run_checks(profile)))
-    _report_errors(lambda: _print(answer, as_json, doctor_text))
+    answer = report_errors(stoppable(lambda: run_checks(profile)))
+    report_errors(lambda: print_answer(answer, as_json, doctor_text))
     if not answer["ok"]:
         raise typer.Exit(1)
 

@@ -6,7 +6,8 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import IO, Dict, Iterable, Iterator, List, Literal, Optional, Tuple, cast, overload
+from typing import (IO, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Tuple, cast,
+                    overload)
 
 from .errors import OutputError, StrPath, UsageError, shown_path
 from .inputs import kind
@@ -465,3 +466,15 @@ def _same(path: StrPath, other: StrPath) -> bool:
         return os.path.samefile(str(path), str(other))
     except OSError:
         return False
+
+
+def print_answer(answer: dict, as_json: bool, as_text: Callable[[dict], str]) -> None:
+    """A report (inspect's, stages', doctor's) on standard output: JSON (ASCII, non-ASCII
+    escaped), or `as_text(answer)`."""
+    if as_json:
+        import json
+
+        data = (json.dumps(answer, indent=2) + "\n").encode("ascii")
+    else:
+        data = as_text(answer).encode("utf-8", "backslashreplace")
+    write_output(STDOUT, data)
