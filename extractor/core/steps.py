@@ -15,7 +15,7 @@ class BadValue(Exception):
 
 
 def _stored(value: object) -> str:
-    from .profile import storage_class
+    from .sqlitefile import storage_class
     return storage_class(value)
 
 

@@ -26,7 +26,8 @@ from typing import Any, Dict, List, NamedTuple, Optional
 from .. import __version__
 from ..errors import one_line, shown_path
 from ..escaping import terminal_text
-from ..core.profile import EXCHANGE_CODE_CATEGORY, SQL_ERRORS, Profile
+from ..core.profile import EXCHANGE_CODE_CATEGORY, Profile
+from ..core.sqlitefile import SQL_ERRORS
 from ..core.pvafacts import as_int
 from ..core.summary import NO_LOWERED_VARS
 from .inspection import pva_status, report_versions
