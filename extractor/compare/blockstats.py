@@ -7,7 +7,7 @@ comparison is the summaries' (`over_blocks` replaces those rows, nothing else).
 import math
 from typing import List
 
-from ..core import metrics as names
+from ..core import metrics
 from ..core.blockformats import (BLOCKS_NAME, check_blocks, not_blocks,
                             read_blocks_json)
 from ..errors import BlocksFileError
@@ -57,11 +57,11 @@ def stage_rows(blocks: List[dict], stat: str) -> List[Row]:
     unit = unit_of(stat)
     rows = [_with_change(STAGES, label, unit, (each["stats"].get(label, {}).get(stat)
                                                for each in blocks),
-                         names.stage_metric(label))
+                         metrics.stage_metric(label))
             for label in labels]
     rows.append(_with_change(STAGE_TOTAL, TOTAL, unit, (
         each["total"][stat] if each["total"] else None for each in blocks),
-        names.STAGES_TOTAL))
+        metrics.STAGES_TOTAL))
     return rows
 
 
@@ -69,12 +69,12 @@ def stat_metrics(recording: Recording, data: dict, stat: str) -> dict:
     """The recording's metrics (metrics.metrics) with `stage:<label>` and `stages:total`
     taken as `stat` over its blocks (`data`: its read_blocks), as the comparison's stage
     rows show them: what compare --budget checks with --stat."""
-    found = {names.stage_metric(label): stats[stat]
+    found = {metrics.stage_metric(label): stats[stat]
              for label, stats in data["stats"].items() if stats}
     if data["total"]:
-        found[names.STAGES_TOTAL] = data["total"][stat]
-    for name, value in names.metrics(recording.summary).items():
-        if not (name.startswith(names.STAGE) or name == names.STAGES_TOTAL):
+        found[metrics.STAGES_TOTAL] = data["total"][stat]
+    for name, value in metrics.metrics(recording.summary).items():
+        if not (name.startswith(metrics.STAGE) or name == metrics.STAGES_TOTAL):
             found[name] = value
     return found
 

@@ -17,7 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Dict, List, NamedTuple, NoReturn, Optional, Sequence, Tuple, Union
 
-from ..core import metrics as names
+from ..core import metrics
 from ..errors import ExtractorError, shown_path
 from ..inputs import NotRegular, read_regular
 
@@ -231,17 +231,17 @@ def load_budget(path) -> Budget:
 
 def _rank(name: str) -> Tuple[int, float]:
     """Where a metric stands in the comparison's rows (ties keep the recordings' order)."""
-    fixed = {names.STAGES_TOTAL: 1, names.DEVICE_SPAN_MAX: 3, names.DEVICE_SPAN_MEAN: 4,
-             names.QKV_EXECUTIONS: 5}
+    fixed = {metrics.STAGES_TOTAL: 1, metrics.DEVICE_SPAN_MAX: 3, metrics.DEVICE_SPAN_MEAN: 4,
+             metrics.QKV_EXECUTIONS: 5}
     if name in fixed:
         return fixed[name], 0
-    if name.startswith(names.STAGE):
+    if name.startswith(metrics.STAGE):
         return 0, 0
-    if name.startswith(names.DEVICE_SPAN):
-        return 2, int(name[len(names.DEVICE_SPAN):])
-    for group, prefix in ((6, names.EXCHANGE_MEMORY), (7, names.ALLOCATED_MEMORY)):
+    if name.startswith(metrics.DEVICE_SPAN):
+        return 2, int(name[len(metrics.DEVICE_SPAN):])
+    for group, prefix in ((6, metrics.EXCHANGE_MEMORY), (7, metrics.ALLOCATED_MEMORY)):
         if name.startswith(prefix):
-            return group, names.STATISTICS.index(name[len(prefix):])
+            return group, metrics.STATISTICS.index(name[len(prefix):])
     return 8, 0  # attention exchanges
 
 
@@ -311,7 +311,7 @@ def check_budget(budget: Budget, recordings: Sequence,
     metric of any recording. `found`: each recording's metrics (default: its summary's,
     metrics.metrics; compare --stat gives the stages' statistic over blocks)."""
     if found is None:
-        found = [names.metrics(recording.summary) for recording in recordings]
+        found = [metrics.metrics(recording.summary) for recording in recordings]
     check_unmatched(budget, found)
     order = metric_order(found)
     base = found[0]
