@@ -63,7 +63,8 @@ class Comparison(NamedTuple):
     clock_mhz: Optional[float]
     rows: List[Row]
     exchanges: List[Exchange]
-    # The budget checks (extractor.compare.budget.Check) the formats mark; None without a budget.
+    # The budget checks (extractor.compare.budget.BudgetCheck) the formats mark; None without
+    # a budget.
     checks: Optional[Sequence] = None
 
     @property
