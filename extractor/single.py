@@ -146,7 +146,7 @@ def run_blocks(profile: Path, output: Optional[str], output_format: str, rules, 
     output) as blocks.json ("json"), its CSV ("csv") or the statistics ("markdown")."""
     import tempfile
 
-    from .core.blockformats import WRITERS, to_markdown
+    from .core.blockformats import WRITERS, block_statistics_markdown
     from .core.blocks import extract_blocks
     from .output import write_output, write_output_from
 
@@ -165,7 +165,7 @@ def run_blocks(profile: Path, output: Optional[str], output_format: str, rules, 
     if output_format == "markdown":  # the statistics only
         result = extract_blocks(profile, rules)
         warn(result)
-        write_output(target, to_markdown(result.bodies.statistics()))
+        write_output(target, block_statistics_markdown(result.bodies.statistics()))
         return
     # Written body by body into a temporary file as the pass goes (a long trace has
     # tens of thousands), then copied out whole: never a partial output.

@@ -151,7 +151,7 @@ def _line(cell: str, stats: dict) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def to_markdown(statistics: dict) -> bytes:
+def block_statistics_markdown(statistics: dict) -> bytes:
     """A GitHub-flavoured markdown table of cycles over the blocks (`statistics`: the
     "stats" and "total" of blocks.json): one line per stage that has kernel rows, then
     `total` (none without blocks); means and standard deviations to 0.1 cycle."""
