@@ -23,6 +23,9 @@ stay readable.
 """
 
 import re
+from typing import TypeVar, overload
+
+_Cell = TypeVar("_Cell")  # a non-text CSV field (a number, None) is given back as it is
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -75,9 +78,17 @@ def csv_text_cell(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
-def csv_cell(value):
+@overload
+def csv_cell(value: str) -> str: ...
+
+
+@overload
+def csv_cell(value: _Cell) -> _Cell: ...
+
+
+def csv_cell(value: object) -> object:
     """A CSV field: text through `csv_text_cell`, anything else (a number, None) as it
-    is, for the csv module to write."""
+    is, for the csv module to write (which takes any object)."""
     return csv_text_cell(value) if isinstance(value, str) else value
 
 

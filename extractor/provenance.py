@@ -30,10 +30,11 @@ Paths are never taken from an index line here: the key is the summary's own path
 import hashlib
 import os
 from pathlib import Path
-from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Protocol, Tuple
 
 from .batch.index import known_entries
-from .errors import ExtractorError, shown_path
+from .core.model import Summary
+from .errors import ExtractorError, StrPath, shown_path
 from .inputs import read_regular
 
 CURRENT, FAILED, CHANGED, UNRECORDED, STANDALONE = (
@@ -57,6 +58,18 @@ class Origin(NamedTuple):
         return self.state in (CURRENT, UNRECORDED, STANDALONE)
 
 
+class Placed(Protocol):
+    """What is asked of a recording here (recordings.Recording, which imports this
+    module): its summary, where it is, and its Origin when looked up."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def summary(self) -> Summary: ...
+    @property
+    def origin(self) -> Optional[Origin]: ...
+
+
 class NotBelonging(ExtractorError):
     """A derived file (blocks.json) beside a summary is not that summary's."""
 
@@ -70,7 +83,7 @@ def _index_files(folder: str) -> bool:
                                          and name.endswith(".jsonl")) for name in names)
 
 
-def batch_folder(summary_path) -> Optional[Tuple[Path, str]]:
+def batch_folder(summary_path: StrPath) -> Optional[Tuple[Path, str]]:
     """(the batch folder, the summary's key in it) of the nearest folder at or above
     the summary's that holds an index; None when none does. The folder is named as the
     summary's path names it while that reaches it (`out` for `out/b/summary.json`), so
@@ -91,7 +104,7 @@ def batch_folder(summary_path) -> Optional[Tuple[Path, str]]:
             not shown.endswith(os.sep + os.pardir) else folder
 
 
-def _sha256(path) -> Optional[str]:
+def _sha256(path: StrPath) -> Optional[str]:
     try:
         return hashlib.sha256(read_regular(path)).hexdigest()
     except OSError:
@@ -105,7 +118,7 @@ class Origins:
     def __init__(self) -> None:
         self._entries: Dict[Path, dict] = {}
 
-    def of(self, summary_path) -> Origin:
+    def of(self, summary_path: StrPath) -> Origin:
         found = batch_folder(summary_path)
         digest = _sha256(summary_path)
         if found is None:
@@ -156,7 +169,8 @@ def record_note(origin: Origin) -> Optional[str]:
 # ---- blocks.json -----------------------------------------------------------------
 
 
-def blocks_problem(origin: Origin, summary, blocks_file: Path, data: dict) -> Optional[str]:
+def blocks_problem(origin: Origin, summary: Summary, blocks_file: Path,
+                   data: dict) -> Optional[str]:
     """Why the blocks.json at `blocks_file` (its JSON: `data`) does not belong to the
     summary (`summary`: a model.Summary; `origin`: its Origin), in words; None when it
     does (the module's rule)."""
@@ -183,7 +197,7 @@ def _stage_sums(kernels: Iterable[dict]) -> Tuple[int, Dict[str, int], int]:
     return count, sums, total
 
 
-def disagreement(summary, data: dict) -> Optional[str]:
+def disagreement(summary: Summary, data: dict) -> Optional[str]:
     """Where a blocks.json (its JSON) and a summary say different things of what both
     describe, in words; None when they agree."""
     if data.get("profile") != summary.profile:
@@ -212,7 +226,7 @@ def disagreement(summary, data: dict) -> Optional[str]:
     return None
 
 
-def blocks_belonging(recording) -> Optional[str]:
+def blocks_belonging(recording: Placed) -> Optional[str]:
     """Why the blocks.json beside a recording (compare's Recording) does not belong to
     its summary, in words; None when it does. Call it once the file has been read as a
     blocks.json (BlocksFileError otherwise)."""
@@ -224,7 +238,7 @@ def blocks_belonging(recording) -> Optional[str]:
     return blocks_problem(origin, recording.summary, path, data)
 
 
-def require_belonging(recording, data: dict) -> None:
+def require_belonging(recording: Placed, data: dict) -> None:
     """NotBelonging naming the blocks.json beside a recording (compare's Recording;
     `data`: the file's JSON) unless it belongs to the recording's summary."""
     from .core.blockformats import blocks_path
@@ -242,7 +256,8 @@ class StaleSummary(ExtractorError):
     that matters (a budget gate). Exit code 1, as a summary that cannot be read."""
 
 
-def tell_origins(recordings, warn, gate: bool = False) -> None:
+def tell_origins(recordings: Iterable[Placed], warn: Callable[[str], None],
+                 gate: bool = False) -> None:
     """Say what the batch index says against each recording: `warn(text)` for each
     (a warning line), or, with `gate`, StaleSummary for the first that is not what its
     batch last wrote (a gate never passes on an earlier extraction's numbers)."""

@@ -5,9 +5,9 @@ its folder (or by --label), with where it stands against its batch's index
 
 import os
 from pathlib import Path, PurePath
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from .errors import SummaryFileError, shown_path
+from .errors import StrPath, SummaryFileError, shown_path
 from .core.model import SUMMARY_NAME, Summary
 from .provenance import Origin, Origins
 
@@ -30,21 +30,22 @@ class _Found(NamedTuple):
     within: Optional[str] = None  # the folder argument's real path
 
 
-def _inside(path, folder: Optional[str]) -> bool:
+def _inside(path: StrPath, folder: Optional[str]) -> bool:
     if folder is None:
         return True
     real = os.path.realpath(str(path))
     return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def leads_out(path, within: Optional[str]) -> bool:
+def leads_out(path: StrPath, within: Optional[str]) -> bool:
     """Whether `path` (a file found in a folder argument whose real path is `within`)
     leads out of that folder through a symbolic link. Nothing is read from such a file:
     a batch folder names only its own files."""
     return os.path.lexists(str(path)) and not _inside(path, within)
 
 
-def beside(recording: "Recording", name: str, error) -> Path:
+def beside(recording: "Recording", name: str,
+           error: Callable[[Path, str], Exception]) -> Path:
     """The file `name` beside a recording's summary (blocks.json); `error(path,
     problem)` raised when it is a symbolic link out of the folder it was found in."""
     path = recording.path.parent / name
@@ -89,7 +90,7 @@ def _default_labels(found: Sequence[_Found]) -> List[str]:
     be the same, enough of their parent folders to tell them apart."""
     width = [f.default_parts for f in found]
 
-    def label(index):
+    def label(index: int) -> str:
         parts = found[index].folder_parts
         tail = parts[-width[index]:] if width[index] <= len(parts) else parts
         return shown_path("/".join(tail)) or "/"

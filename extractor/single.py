@@ -8,11 +8,16 @@ child extracts while this process watches it: stopping.py), and the extraction i
 
 import os
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from .errors import ProfileError, UsageError, shown_path
 from .output import STDOUT
 from .core.pipeline import extract_profile
+from .core.rules import StageRules
+
+if TYPE_CHECKING:
+    from .core.blocks import BlocksExtraction
+    from .core.summary import Extraction
 
 # A profile whose extraction takes longer is ended as failed (--timeout). A 500 MB profile
 # takes under a second from a warm cache (BENCHMARKS.md); a cold 1 GB file read at 20 MB/s
@@ -88,7 +93,8 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
-def _check_beside(profile: Path, output: str, paths, option: str, what: str) -> None:
+def _check_beside(profile: Path, output: str, paths: Iterable[Path], option: str,
+                  what: str) -> None:
     """UsageError when a file written beside the summary (`paths`) would replace the
     profile or the summary itself."""
     for path in paths:
@@ -97,15 +103,16 @@ def _check_beside(profile: Path, output: str, paths, option: str, what: str) -> 
                                                                      Path(path).name))
 
 
-def extract_single(profile: Path, output: str, rules, say: Say, quiet: bool = False,
-                   use_pva: bool = True, csv: bool = False, blocks: bool = False) -> None:
+def extract_single(profile: Path, output: str, rules: StageRules, say: Say,
+                   quiet: bool = False, use_pva: bool = True, csv: bool = False,
+                   blocks: bool = False) -> None:
     """Write the summary of `profile` to `output` ("-": standard output), with the step
     tables (`csv`) and blocks.json (`blocks`) beside it; its warnings through `say`
     unless `quiet`."""
     if output != STDOUT and same_file(Path(output), profile):
         raise UsageError(output, "the output would overwrite the profile")
 
-    def warn(extraction) -> None:
+    def warn(extraction: "Extraction") -> None:
         if not quiet:
             for warning in extraction.warnings:
                 say("warning", "{}: {}".format(shown_path(profile), warning))
@@ -129,8 +136,8 @@ def extract_single(profile: Path, output: str, rules, say: Say, quiet: bool = Fa
                     on_extracted=warn)
 
 
-def run_single(profile: Path, output: Optional[str], rules, say: Say, *, quiet: bool,
-               use_pva: bool, csv: bool, blocks: bool, timeout: float) -> None:
+def run_single(profile: Path, output: Optional[str], rules: StageRules, say: Say, *,
+               quiet: bool, use_pva: bool, csv: bool, blocks: bool, timeout: float) -> None:
     """The whole single run: its checks, its time limit (watch), its extraction."""
     if profile.is_dir():
         raise ProfileError(profile, "is a directory, not a profile")
@@ -140,13 +147,13 @@ def run_single(profile: Path, output: Optional[str], rules, say: Say, *, quiet: 
                    blocks=blocks)
 
 
-def run_blocks(profile: Path, output: Optional[str], output_format: str, rules, say: Say,
-               *, quiet: bool, timeout: float) -> None:
+def run_blocks(profile: Path, output: Optional[str], output_format: str, rules: StageRules,
+               say: Say, *, quiet: bool, timeout: float) -> None:
     """`extract blocks`: every block of `profile` to `output` ("-" or None: standard
     output) as blocks.json ("json"), its CSV ("csv") or the statistics ("markdown")."""
     import tempfile
 
-    from .core.blockformats import WRITERS, to_markdown
+    from .core.blockformats import WRITERS, block_statistics_markdown
     from .core.blocks import extract_blocks
     from .output import write_output, write_output_from
 
@@ -157,7 +164,7 @@ def run_blocks(profile: Path, output: Optional[str], output_format: str, rules, 
         raise UsageError(target, "the output would overwrite the profile")
     watch(profile, target, say, False, timeout)  # the time limit, as extract's
 
-    def warn(result) -> None:
+    def warn(result: "BlocksExtraction") -> None:
         if not quiet:
             for warning in result.warnings:
                 say("warning", "{}: {}".format(shown_path(profile), warning))
@@ -165,7 +172,7 @@ def run_blocks(profile: Path, output: Optional[str], output_format: str, rules, 
     if output_format == "markdown":  # the statistics only
         result = extract_blocks(profile, rules)
         warn(result)
-        write_output(target, to_markdown(result.bodies.statistics()))
+        write_output(target, block_statistics_markdown(result.bodies.statistics()))
         return
     # Written body by body into a temporary file as the pass goes (a long trace has
     # tens of thousands), then copied out whole: never a partial output.

@@ -7,7 +7,7 @@ comparison is the summaries' (`over_blocks` replaces those rows, nothing else).
 import math
 from typing import List
 
-from ..core import metrics as names
+from ..core import metrics
 from ..core.blockformats import (BLOCKS_NAME, check_blocks, not_blocks,
                             read_blocks_json)
 from ..errors import BlocksFileError
@@ -28,8 +28,9 @@ def unit_of(stat: str) -> str:
     return "cycles, {} over blocks".format(stat)
 
 
-def read_blocks(recording: Recording, stat: str) -> dict:
-    """The blocks.json beside a recording's summary, checked as far as compare uses it."""
+def read_block_statistics(recording: Recording, stat: str) -> dict:
+    """The blocks.json beside a recording's summary, checked as far as compare uses it
+    (its "stats" and "total": `stat` a number in each), then whole (check_blocks)."""
     path = beside(recording, BLOCKS_NAME, BlocksFileError)
     if not path.exists() and not path.is_symlink():
         raise MissingBlocks("{}: no {} beside it, which --stat {} needs: extract with "
@@ -50,38 +51,38 @@ def read_blocks(recording: Recording, stat: str) -> dict:
 
 def stage_rows(blocks: List[dict], stat: str) -> List[Row]:
     """The stage rows and their total, `stat` over each recording's blocks (`blocks`:
-    each one's read_blocks); a stage absent from a recording's blocks is None there."""
+    each one's read_block_statistics); a stage absent from a recording's blocks is None there."""
     labels: List[str] = []
     for each in blocks:
         labels.extend(label for label in each["stats"] if label not in labels)
     unit = unit_of(stat)
     rows = [_with_change(STAGES, label, unit, (each["stats"].get(label, {}).get(stat)
                                                for each in blocks),
-                         names.stage_metric(label))
+                         metrics.stage_metric(label))
             for label in labels]
     rows.append(_with_change(STAGE_TOTAL, TOTAL, unit, (
         each["total"][stat] if each["total"] else None for each in blocks),
-        names.STAGES_TOTAL))
+        metrics.STAGES_TOTAL))
     return rows
 
 
 def stat_metrics(recording: Recording, data: dict, stat: str) -> dict:
     """The recording's metrics (metrics.metrics) with `stage:<label>` and `stages:total`
-    taken as `stat` over its blocks (`data`: its read_blocks), as the comparison's stage
+    taken as `stat` over its blocks (`data`: its read_block_statistics), as the comparison's stage
     rows show them: what compare --budget checks with --stat."""
-    found = {names.stage_metric(label): stats[stat]
+    found = {metrics.stage_metric(label): stats[stat]
              for label, stats in data["stats"].items() if stats}
     if data["total"]:
-        found[names.STAGES_TOTAL] = data["total"][stat]
-    for name, value in names.metrics(recording.summary).items():
-        if not (name.startswith(names.STAGE) or name == names.STAGES_TOTAL):
+        found[metrics.STAGES_TOTAL] = data["total"][stat]
+    for name, value in metrics.metrics(recording.summary).items():
+        if not (name.startswith(metrics.STAGE) or name == metrics.STAGES_TOTAL):
             found[name] = value
     return found
 
 
 def over_blocks(comparison: Comparison, stat: str, blocks: List[dict]) -> Comparison:
     """`comparison` with its stage rows (and their total) showing `stat` over all
-    blocks (`blocks`: each recording's read_blocks); unchanged for `first`."""
+    blocks (`blocks`: each recording's read_block_statistics); unchanged for `first`."""
     if stat == FIRST:
         return comparison
     rest = [row for row in comparison.rows if row.section not in (STAGES, STAGE_TOTAL)]

@@ -3,10 +3,10 @@
 `load_budget(path)` reads and checks a budget file (everything that can be checked before
 any summary is read); `check_budget(budget, recordings)` checks the recordings of a
 comparison against it (the first is the baseline), after checking that every pattern
-matches a metric, and gives one `Check` per (recording, budget, metric) in the spec's
-order. `budget_line(checks)` is the verdict line; `gate_failed(checks)` says whether the
-gate fails. The metric names are extractor.core.metrics'; the limits are computed exactly
-(fractions), so `+10%` of 70 is 77, never 77.00000000000001 nor 76.99999999999999.
+matches a metric, and gives one `BudgetCheck` per (recording, budget, metric) in the
+spec's order. `budget_line(checks)` is the verdict line; `gate_failed(checks)` says
+whether the gate fails. The metric names are extractor.core.metrics'; the limits are
+computed exactly (fractions), so `+10%` of 70 is 77, never 77.00000000000001 nor 76.99999999999999.
 """
 
 import math
@@ -17,7 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Dict, List, NamedTuple, NoReturn, Optional, Sequence, Tuple, Union
 
-from ..core import metrics as names
+from ..core import metrics
 from ..errors import ExtractorError, shown_path
 from ..inputs import NotRegular, read_regular
 
@@ -81,7 +81,7 @@ class Budget(NamedTuple):
     entries: Tuple[Entry, ...]  # in file order
 
 
-class Check(NamedTuple):
+class BudgetCheck(NamedTuple):
     """One budget held against one metric of one recording."""
 
     recording: str  # the recording's label (the comparison's column)
@@ -231,17 +231,17 @@ def load_budget(path) -> Budget:
 
 def _rank(name: str) -> Tuple[int, float]:
     """Where a metric stands in the comparison's rows (ties keep the recordings' order)."""
-    fixed = {names.STAGES_TOTAL: 1, names.DEVICE_SPAN_MAX: 3, names.DEVICE_SPAN_MEAN: 4,
-             names.QKV_EXECUTIONS: 5}
+    fixed = {metrics.STAGES_TOTAL: 1, metrics.DEVICE_SPAN_MAX: 3, metrics.DEVICE_SPAN_MEAN: 4,
+             metrics.QKV_EXECUTIONS: 5}
     if name in fixed:
         return fixed[name], 0
-    if name.startswith(names.STAGE):
+    if name.startswith(metrics.STAGE):
         return 0, 0
-    if name.startswith(names.DEVICE_SPAN):
-        return 2, int(name[len(names.DEVICE_SPAN):])
-    for group, prefix in ((6, names.EXCHANGE_MEMORY), (7, names.ALLOCATED_MEMORY)):
+    if name.startswith(metrics.DEVICE_SPAN):
+        return 2, int(name[len(metrics.DEVICE_SPAN):])
+    for group, prefix in ((6, metrics.EXCHANGE_MEMORY), (7, metrics.ALLOCATED_MEMORY)):
         if name.startswith(prefix):
-            return group, names.STATISTICS.index(name[len(prefix):])
+            return group, metrics.STATISTICS.index(name[len(prefix):])
     return 8, 0  # attention exchanges
 
 
@@ -302,7 +302,7 @@ def check_unmatched(budget: Budget, found: Sequence[Dict[str, Number]]) -> None:
 
 
 def check_budget(budget: Budget, recordings: Sequence,
-                 found: Optional[Sequence[Dict[str, Number]]] = None) -> List[Check]:
+                 found: Optional[Sequence[Dict[str, Number]]] = None) -> List[BudgetCheck]:
     """The checks of the recordings (`Recording`s; the first is the baseline) against
     `budget`: for the baseline, its absolute bounds; for each other recording, every
     budget on every metric its pattern matches that the recording (or, for a relative
@@ -311,7 +311,7 @@ def check_budget(budget: Budget, recordings: Sequence,
     metric of any recording. `found`: each recording's metrics (default: its summary's,
     metrics.metrics; compare --stat gives the stages' statistic over blocks)."""
     if found is None:
-        found = [names.metrics(recording.summary) for recording in recordings]
+        found = [metrics.metrics(recording.summary) for recording in recordings]
     check_unmatched(budget, found)
     order = metric_order(found)
     base = found[0]
@@ -332,9 +332,9 @@ def check_budget(budget: Budget, recordings: Sequence,
 
 
 def _check(label: str, metric: str, pattern: str, limit: Limit,
-           baseline: Optional[Number], value: Optional[Number]) -> Optional[Check]:
-    def made(value, bound, status) -> Check:
-        return Check(label, metric, pattern, limit.text, baseline, value,
+           baseline: Optional[Number], value: Optional[Number]) -> Optional[BudgetCheck]:
+    def made(value, bound, status) -> BudgetCheck:
+        return BudgetCheck(label, metric, pattern, limit.text, baseline, value,
                      None if bound is None else _number(bound), status)
 
     if not limit.relative:
@@ -354,12 +354,12 @@ def _check(label: str, metric: str, pattern: str, limit: Limit,
 
 # ---- the verdict -------------------------------------------------------------------
 
-def gate_failed(checks: Sequence[Check]) -> bool:
+def gate_failed(checks: Sequence[BudgetCheck]) -> bool:
     """Whether any check is `fail` or `missing` (exit code 3)."""
     return any(check.status in FAILING for check in checks)
 
 
-def budget_line(checks: Sequence[Check]) -> str:
+def budget_line(checks: Sequence[BudgetCheck]) -> str:
     """`budget: N of M checks failed` or `budget: all M checks within`, then `, K skipped`
     when K > 0 (M does not count the skipped ones)."""
     failed = sum(check.status in FAILING for check in checks)
@@ -372,7 +372,7 @@ def budget_line(checks: Sequence[Check]) -> str:
     return line + (", {} skipped".format(skipped) if skipped else "")
 
 
-def excess(check: Check) -> Optional[Number]:
+def excess(check: BudgetCheck) -> Optional[Number]:
     """How far a failed check's value is past its limit (positive: over it, negative:
     under it); None unless the check failed."""
     if check.status != FAIL or check.value is None or check.limit is None:

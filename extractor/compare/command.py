@@ -57,7 +57,8 @@ def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[f
     """The whole of `extract compare`: the table on standard output, the chart and the
     JUnit report where asked, the budget's last line through `line`; the exit code (0,
     or GATE_FAILED when a budget check failed)."""
-    from .blockstats import FIRST, MissingBlocks, over_blocks, read_blocks, stat_metrics
+    from .blockstats import (FIRST, MissingBlocks, over_blocks, read_block_statistics,
+                             stat_metrics)
     from .chart import write_chart
     from .comparison import compare
     from .formats import FORMATS
@@ -79,7 +80,7 @@ def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[f
     if stat != FIRST:
         from ..provenance import require_belonging
         try:
-            blocks = [read_blocks(recording, stat) for recording in recordings]
+            blocks = [read_block_statistics(recording, stat) for recording in recordings]
         except MissingBlocks as exc:
             raise UsageError(str(exc)) from None
         for recording, data in zip(recordings, blocks):

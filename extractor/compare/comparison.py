@@ -7,7 +7,7 @@ matched across recordings by `mask_ids`); formats.py renders it.
 
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..core import metrics as names
+from ..core import metrics
 from ..errors import CompareError
 from ..core.metrics import mask_ids, percent_change
 from ..core.model import MinMeanMax, Summary
@@ -55,7 +55,7 @@ class Exchange(NamedTuple):
     @property
     def metric_name(self) -> str:
         """The metric (extractor.core.metrics) of its `maximum`."""
-        return names.attention_exchange_metric(names.numbered(self.key, self.occurrence))
+        return metrics.attention_exchange_metric(metrics.numbered(self.key, self.occurrence))
 
 
 class Comparison(NamedTuple):
@@ -63,7 +63,8 @@ class Comparison(NamedTuple):
     clock_mhz: Optional[float]
     rows: List[Row]
     exchanges: List[Exchange]
-    # The budget checks (extractor.compare.budget.Check) the formats mark; None without a budget.
+    # The budget checks (extractor.compare.budget.BudgetCheck) the formats mark; None without
+    # a budget.
     checks: Optional[Sequence] = None
 
     @property
@@ -78,13 +79,13 @@ class Comparison(NamedTuple):
         it has no row for (the device spans' max and mean), after the device spans."""
         rows = list(self.rows)
         checked = {check.metric for check in checks}
-        extra = [name for name in (names.DEVICE_SPAN_MAX, names.DEVICE_SPAN_MEAN)
+        extra = [name for name in (metrics.DEVICE_SPAN_MAX, metrics.DEVICE_SPAN_MEAN)
                  if name in checked]
         if extra:
-            found = [names.metrics(r.summary) for r in self.recordings]
+            found = [metrics.metrics(r.summary) for r in self.recordings]
             after = max(i for i, row in enumerate(rows) if row.section == SPANS) + 1
             rows[after:after] = [
-                _with_change(SPANS, "device span " + name[len(names.DEVICE_SPAN):], "cycles",
+                _with_change(SPANS, "device span " + name[len(metrics.DEVICE_SPAN):], "cycles",
                              (each.get(name) for each in found), name)
                 for name in extra]
         return self._replace(rows=rows, checks=list(checks))
@@ -132,25 +133,25 @@ def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> C
     stage_cycles = [s.stage_cycles() for s in summaries]
     for stage in _ordered_union(stage_cycles):
         rows.append(_with_change(STAGES, stage, "cycles", (c.get(stage) for c in stage_cycles),
-                                 names.stage_metric(stage)))
+                                 metrics.stage_metric(stage)))
     rows.append(_with_change(STAGE_TOTAL, TOTAL, "cycles",
-                             (s.stages_total for s in summaries), names.STAGES_TOTAL))
+                             (s.stages_total for s in summaries), metrics.STAGES_TOTAL))
 
     for number in range(max(len(s.device_spans) for s in summaries)):
         spans = [s.device_spans[number] if number < len(s.device_spans) else None
                  for s in summaries]
         metric = "device span {}".format(number + 1)
         rows.append(_with_change(SPANS, metric, "cycles", spans,
-                                 names.device_span_metric(number + 1)))
+                                 metrics.device_span_metric(number + 1)))
         if clock_mhz is not None:
             rows.append(Row(SPANS, metric, "ms at {:g} MHz".format(clock_mhz), tuple(
                 None if c is None else c / (clock_mhz * 1000.0) for c in spans), None))
 
     rows.append(Row(QKV, QKV, "count", tuple(s.qkv_executions for s in summaries), None,
-                    names.QKV_EXECUTIONS))
+                    metrics.QKV_EXECUTIONS))
     for section, prefix, stats in (
-            (EXCHANGE_MEMORY, names.EXCHANGE_MEMORY, [s.exchange_memory for s in summaries]),
-            (ALLOCATED, names.ALLOCATED_MEMORY, [s.allocated_memory for s in summaries])):
+            (EXCHANGE_MEMORY, metrics.EXCHANGE_MEMORY, [s.exchange_memory for s in summaries]),
+            (ALLOCATED, metrics.ALLOCATED_MEMORY, [s.allocated_memory for s in summaries])):
         for name in MinMeanMax._fields:  # min, mean, max: the metrics' STATISTICS
             rows.append(Row(section, "{}, {}".format(section, name), "bytes",
                             tuple(getattr(each, name) for each in stats), None, prefix + name))

@@ -19,7 +19,7 @@ import json
 import math
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from .budget import FAIL, FAILING, MISSING, OK, SKIPPED, Check, budget_line, excess
+from .budget import FAIL, FAILING, MISSING, OK, SKIPPED, BudgetCheck, budget_line, excess
 from ..errors import shown_path
 from ..escaping import csv_cell, markdown_cell, markdown_code
 from .comparison import EXCHANGES, STAGE_TOTAL, STAGES, Comparison, Exchange
@@ -60,9 +60,9 @@ def _exchange_metric(exchange: Exchange) -> str:
 PASSED_MARK, FAILED_MARK = "\u2705", "\u274c"  # a green tick, a red cross
 
 
-def _checks_by_cell(comparison: Comparison) -> Dict[Tuple[str, str], List[Check]]:
+def _checks_by_cell(comparison: Comparison) -> Dict[Tuple[str, str], List[BudgetCheck]]:
     """The budget checks by (recording label, metric name), each cell's in order."""
-    cells: Dict[Tuple[str, str], List[Check]] = {}
+    cells: Dict[Tuple[str, str], List[BudgetCheck]] = {}
     for check in comparison.checks or ():
         cells.setdefault((check.recording, check.metric), []).append(check)
     return cells
@@ -73,14 +73,14 @@ def _amount(value, unit: str) -> str:
     return "{:.2g}".format(value) if isinstance(value, float) and float(text) == 0 else text
 
 
-def _past(check: Check) -> Tuple[float, str]:
+def _past(check: BudgetCheck) -> Tuple[float, str]:
     """How far a failed check's value is past its limit, and `over` or `under`."""
     past = excess(check)
     assert past is not None, check
     return abs(past), "over" if past > 0 else "under"
 
 
-def _failure(check: Check, unit: str) -> str:
+def _failure(check: BudgetCheck, unit: str) -> str:
     """`+2%: 769 over limit 38022.5`, `>=1000: 12 under limit 1000`, `+2%: missing`."""
     if check.status == MISSING:
         return "{}: missing".format(check.budget)
@@ -89,7 +89,7 @@ def _failure(check: Check, unit: str) -> str:
                                        _amount(check.limit, unit))
 
 
-def _markdown_mark(checks: List[Check], unit: str) -> str:
+def _markdown_mark(checks: List[BudgetCheck], unit: str) -> str:
     """What follows a checked value: ✅ when its checks passed, else ❌ and each failed
     budget with how far the value is past its limit; skipped budgets named."""
     failed = [c for c in checks if c.status in FAILING]
@@ -104,7 +104,7 @@ def _markdown_mark(checks: List[Check], unit: str) -> str:
     return " " + " ".join(parts)
 
 
-def _csv_mark(checks: List[Check]) -> str:
+def _csv_mark(checks: List[BudgetCheck]) -> str:
     """`ok +2%`, `fail +2%: 769 over limit 38022.54`, `missing +2%`, `skipped +2%`;
     several joined by `; `."""
     texts = []

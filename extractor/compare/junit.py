@@ -12,7 +12,7 @@ XML rules: a character XML cannot hold becomes a visible escape (`\\x01`, `\\uff
 
 from typing import Dict, List, Sequence
 
-from .budget import FAIL, FAILING, MISSING, SKIPPED, Check, excess
+from .budget import FAIL, FAILING, MISSING, SKIPPED, BudgetCheck, excess
 from ..escaping import xml_attribute, xml_text
 from ..output import write_atomic
 
@@ -21,13 +21,13 @@ def _attribute(text) -> str:
     return xml_attribute(str(text))
 
 
-def case_name(check: Check) -> str:
+def case_name(check: BudgetCheck) -> str:
     """`stage:MLP down +2%`, or `stage:MLP down +2% [stage:*]` from a pattern."""
     name = "{} {}".format(check.metric, check.budget)
     return name if check.pattern == check.metric else "{} [{}]".format(name, check.pattern)
 
 
-def _message(check: Check) -> str:
+def _message(check: BudgetCheck) -> str:
     if check.status == MISSING:
         return "{} has no {}; the baseline has {} ({})".format(
             check.recording, check.metric, check.baseline, check.budget)
@@ -42,13 +42,13 @@ def _message(check: Check) -> str:
         "" if check.baseline is None else ", baseline {}".format(check.baseline))
 
 
-def junit_xml(checks: Sequence[Check], name: str = "extract compare --budget") -> str:
+def junit_xml(checks: Sequence[BudgetCheck], name: str = "extract compare --budget") -> str:
     """The JUnit XML document (text) of the checks."""
-    suites: Dict[str, List[Check]] = {}
+    suites: Dict[str, List[BudgetCheck]] = {}
     for check in checks:
         suites.setdefault(check.recording, []).append(check)
 
-    def counts(group: Sequence[Check]) -> str:
+    def counts(group: Sequence[BudgetCheck]) -> str:
         return 'tests="{}" failures="{}" errors="0" skipped="{}"'.format(
             len(group), sum(c.status in FAILING for c in group),
             sum(c.status == SKIPPED for c in group))
@@ -78,7 +78,7 @@ def junit_xml(checks: Sequence[Check], name: str = "extract compare --budget") -
     return "\n".join(out) + "\n"
 
 
-def write_junit(path, checks: Sequence[Check], name: str = "extract compare --budget"
+def write_junit(path, checks: Sequence[BudgetCheck], name: str = "extract compare --budget"
                 ) -> None:
     """Write the JUnit XML report of the checks to `path`, atomically."""
     write_atomic(path, junit_xml(checks, name).encode("utf-8"))

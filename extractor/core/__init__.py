@@ -1,6 +1,7 @@
 """The core path: one profile.pop to the summary's bytes, in the order the data flows.
 
-1. profile.py      opens the SQLite file read-only and runs the spec's queries
+1. profile.py      opens the SQLite file read-only (sqlitefile.py's checks of the file
+                   first) and runs the spec's queries
 2. pvafacts.py     the three facts only pva knows (exchange code bytes, vertices)
 3. steps.py        the step rows: names, kinds, cycles, each matched to its stage
 4. rules.py        the stage rules and selectors (stage_rules.toml)

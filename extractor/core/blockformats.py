@@ -21,11 +21,14 @@ import csv
 import io
 import json
 from pathlib import Path
-from typing import Optional
+from typing import IO, TYPE_CHECKING, Callable, Dict, NoReturn, Optional, Sequence
 
-from ..errors import BlocksFileError
+from ..errors import BlocksFileError, StrPath
 from ..escaping import csv_text_cell, markdown_cell
 from ..inputs import read_input
+
+if TYPE_CHECKING:
+    from .blocks import Body, BodyWriter
 
 BLOCKS_NAME = "blocks.json"  # beside each summary.json
 LINE_END = "\r\n"
@@ -33,7 +36,7 @@ FLUSH_EVERY = 512  # bodies gathered before a write
 
 
 class _Writer:
-    def __init__(self, handle):
+    def __init__(self, handle: IO[bytes]) -> None:
         self._handle = handle
         self._parts: list = []
         self._count = 0
@@ -57,7 +60,7 @@ class _Writer:
 class JsonWriter(_Writer):
     """blocks.json, byte for byte as json.dumps(indent=2) plus a newline."""
 
-    def begin(self, profile_label: str, stages) -> None:
+    def begin(self, profile_label: str, stages: Sequence[str]) -> None:
         self._restart()
         self._stages = list(stages)
         self._keys = [json.dumps(label) for label in self._stages]  # ASCII, escaped
@@ -65,7 +68,7 @@ class JsonWriter(_Writer):
         self._put('{{\n  "profile": {},\n  "stages": {},\n  "blocks": '.format(
             json.dumps(profile_label), _indented(json.dumps(self._stages, indent=2))))
 
-    def body(self, body) -> None:
+    def body(self, body: "Body") -> None:
         # One %-format per body, with a template per set of stages present (a model's
         # blocks have a few such sets), made on first use.
         shape = tuple(map(bool, body.rows))
@@ -84,7 +87,7 @@ class JsonWriter(_Writer):
         if len(parts) >= FLUSH_EVERY:
             self._flush()
 
-    def _template(self, shape) -> str:
+    def _template(self, shape: Sequence[bool]) -> str:
         cycles = ",\n".join("        {}: %d".format(key.replace("%", "%%"))
                              for key, present in zip(self._keys, shape) if present)
         return ('    {\n      "run": %d,\n      "block": %d,\n      "first_step": %d,\n'
@@ -108,7 +111,7 @@ def _indented(text: str) -> str:
 class CsvWriter(_Writer):
     """One line per body: run, block, first_step, end_step, kernels, each stage, total."""
 
-    def begin(self, profile_label: str, stages) -> None:
+    def begin(self, profile_label: str, stages: Sequence[str]) -> None:
         self._restart()
         self._width = len(stages)
         out = io.StringIO()
@@ -117,7 +120,7 @@ class CsvWriter(_Writer):
             + [csv_text_cell(label) for label in stages] + ["total"])
         self._put(out.getvalue())
 
-    def body(self, body) -> None:
+    def body(self, body: "Body") -> None:
         cells = [str(body.cycles[index]) if body.rows[index] else ""
                  for index in range(self._width)]
         self._put("{},{},{},{},{},{},{}{}".format(
@@ -129,17 +132,19 @@ class CsvWriter(_Writer):
         self._flush()
 
 
-WRITERS = {"json": JsonWriter, "csv": CsvWriter}
+#: `extract blocks --format`'s writers, each made on the (binary) file it writes.
+WRITERS: Dict[str, Callable[[IO[bytes]], "BodyWriter"]] = {
+    "json": JsonWriter, "csv": CsvWriter}
 
 MARKDOWN_HEADER = ("| stage | blocks | min | median | mean | max | stdev | min at | "
                    "max at |")
 
 
-def _number(value) -> str:
+def _number(value: float) -> str:
     return "{:.1f}".format(value) if isinstance(value, float) else str(value)
 
 
-def _at(where) -> str:
+def _at(where: Sequence[int]) -> str:
     return "run {}, block {}".format(*where)
 
 
@@ -151,7 +156,7 @@ def _line(cell: str, stats: dict) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def to_markdown(statistics: dict) -> bytes:
+def block_statistics_markdown(statistics: dict) -> bytes:
     """A GitHub-flavoured markdown table of cycles over the blocks (`statistics`: the
     "stats" and "total" of blocks.json): one line per stage that has kernel rows, then
     `total` (none without blocks); means and standard deviations to 0.1 cycle."""
@@ -164,7 +169,7 @@ def to_markdown(statistics: dict) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace")
 
 
-def blocks_path(summary_path) -> Path:
+def blocks_path(summary_path: StrPath) -> Path:
     """Where the blocks.json of a summary.json is: beside it."""
     return Path(summary_path).parent / BLOCKS_NAME
 
@@ -206,11 +211,11 @@ def _read_float(text: str) -> float:
     return value
 
 
-def _read_constant(name: str):
+def _read_constant(name: str) -> NoReturn:
     raise _BadNumber("{}, which is not a JSON number (its numbers are finite)".format(name))
 
 
-def read_blocks_json(path) -> dict:
+def read_blocks_json(path: StrPath) -> dict:
     """The JSON object in the blocks.json at `path`; BlocksFileError naming it when it
     cannot be read or is not a JSON object, or holds a number that is not finite or a
     whole number beyond 64 bits. What is inside is for its readers to check, and to
@@ -232,23 +237,23 @@ def read_blocks_json(path) -> dict:
     return data
 
 
-def not_blocks(path, problem: str) -> BlocksFileError:
+def not_blocks(path: StrPath, problem: str) -> BlocksFileError:
     """The error for the blocks.json at `path` that is not as blocks-spec.md says."""
     return BlocksFileError(path, "not a blocks file: " + problem)
 
 
-def _whole(value) -> bool:
+def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _number_value(value) -> bool:
+def _number_value(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 _STAT_NUMBERS = ("min", "median", "mean", "max", "stdev")
 
 
-def _stats_problem(stats) -> Optional[str]:
+def _stats_problem(stats: object) -> Optional[str]:
     """What is wrong with one label's statistics (or the total's), None when nothing."""
     if not isinstance(stats, dict):
         return "are not an object"
@@ -265,7 +270,7 @@ def _stats_problem(stats) -> Optional[str]:
     return None
 
 
-def check_blocks(path, data: dict) -> dict:
+def check_blocks(path: StrPath, data: dict) -> dict:
     """`data` (read_blocks_json's) if it is a blocks.json as its format says, key by key
     (a reader checks what it uses first, in its own words; this checks the rest); else
     not_blocks naming `path` and the first key that is not."""

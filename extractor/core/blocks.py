@@ -16,12 +16,17 @@ import math
 import operator
 from array import array
 from pathlib import Path
-from typing import Dict, Iterable, List, NamedTuple, Optional
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, NamedTuple, Optional,
+                    Protocol, Sequence, Tuple, Union)
 
-from ..errors import ProfileError, shown_path
+from ..errors import ProfileError, StrPath, shown_path
 from .rules import StageRules
-from .steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue, StepNames, whole
+from .steps import (INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue, NameClass, SqlValue,
+                    StepNames, whole)
 from .trace import compile_only_warning, no_anchor_warning, read_trace
+
+if TYPE_CHECKING:
+    from .profile import Profile
 
 def median_stage_cycles(bodies: "BlockBodies") -> dict:
     """{label: the median of its cycles over the blocks}, for a batch's index line."""
@@ -37,7 +42,7 @@ def stage_labels(rules: StageRules) -> List[str]:
     return labels
 
 
-def bad_cycles(step, cycles) -> None:
+def bad_cycles(step: SqlValue, cycles: SqlValue) -> None:
     """Raise BadValue for a kernel row whose cycles are not a whole number."""
     whole(cycles, "step {}: steps_by_ipu.cycles".format(step))
 
@@ -63,6 +68,17 @@ class Body(NamedTuple):
                 "total": self.total}
 
 
+class BodyWriter(Protocol):
+    """What sees every body as the pass closes it (blockformats' JsonWriter and
+    CsvWriter, writing blocks.json or its CSV as the pass goes)."""
+
+    def begin(self, profile_label: str, stages: Sequence[str]) -> None: ...
+
+    def body(self, body: Body) -> None: ...
+
+    def end(self, statistics: dict) -> None: ...
+
+
 class Statistic:
     """The values of one label over the bodies, appended one body at a time: each value
     (for the median) in 4 bytes while they fit (then 8, then a plain list: `widen`),
@@ -71,7 +87,7 @@ class Statistic:
 
     __slots__ = ("values", "bodies")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.values = array("i")
         self.bodies = array("i")
 
@@ -79,7 +95,7 @@ class Statistic:
         self.values = (array("q", self.values) if self.values.typecode == "i"
                        else list(self.values))  # type: ignore[assignment]
 
-    def result(self, runs, blocks) -> dict:
+    def result(self, runs: Sequence[int], blocks: Sequence[int]) -> dict:
         """`statistics.median` and `pstdev`'s values, computed from exact integers: the
         variance is (n * sum of squares - sum ** 2) / n ** 2, rounded once."""
         values = self.values
@@ -107,8 +123,8 @@ class BlockBodies:
     (`bodies`, for `result`) only with `keep`. `writer.begin(label, stages)` is called
     here, `writer.end(statistics)` by `finish`."""
 
-    def __init__(self, rules: StageRules, profile_label: str, writer=None,
-                 keep: bool = False):
+    def __init__(self, rules: StageRules, profile_label: str,
+                 writer: Optional[BodyWriter] = None, keep: bool = False) -> None:
         self.profile = profile_label
         self.stages = stage_labels(rules)
         self._label_index = {label: index for index, label in enumerate(self.stages)}
@@ -134,7 +150,8 @@ class BlockBodies:
         if writer is not None:
             writer.begin(profile_label, self.stages)
 
-    def row(self, step, kind, cycles, classes) -> None:
+    def row(self, step: SqlValue, kind: SqlValue, cycles: SqlValue,
+            classes: NameClass) -> None:
         """A notable row: its step, kind, cycles and NameClass. Rows of one step share
         their name and kind, so the first row of a step decides what the step is."""
         plain = self._plain.get(classes)
@@ -169,14 +186,14 @@ class BlockBodies:
                 self.cycles[index] += cycles
             self.rows[index] += 1
 
-    def plain_index(self, classes) -> int:
+    def plain_index(self, classes: NameClass) -> int:
         """The stage index of a kernel that is no anchor nor marker candidate; else -1."""
         if classes.kernel and not (classes.anchor or classes.input_delivered
                                    or classes.output_begins):
             return self._label_index[classes.stage]
         return -1
 
-    def _open(self, step) -> None:
+    def _open(self, step: SqlValue) -> None:
         self._last_anchor = self._first = step
         # Input-delivered steps smaller than the anchor: this row's own step, should it
         # be one too, is counted after this (in `row`).
@@ -184,7 +201,7 @@ class BlockBodies:
         self.cycles = [0] * len(self.stages)
         self.rows = [0] * len(self.stages)
 
-    def _close(self, end_step) -> None:
+    def _close(self, end_step: SqlValue) -> None:
         if self._first is None:
             return
         run = self._run
@@ -263,8 +280,9 @@ class BlocksExtraction(NamedTuple):
     warnings: List[str]
 
 
-def extract_blocks(path, rules: StageRules, profile_label: Optional[str] = None,
-                   writer=None, keep: bool = False) -> BlocksExtraction:
+def extract_blocks(path: StrPath, rules: StageRules, profile_label: Optional[str] = None,
+                   writer: Optional[BodyWriter] = None,
+                   keep: bool = False) -> BlocksExtraction:
     """Every body of one profile (`BlockBodies`: its statistics, and its bodies with
     `keep`; `writer` sees each body as the pass goes) and the warnings (no steps, no
     anchor), from one pass over its step rows. Needs only the step tables (no pva, no
@@ -287,7 +305,8 @@ def extract_blocks(path, rules: StageRules, profile_label: Optional[str] = None,
     return BlocksExtraction(bodies, warnings)
 
 
-def _read_bodies(profile, rules: StageRules, make_bodies):
+def _read_bodies(profile: "Profile", rules: StageRules,
+                 make_bodies: Callable[[], BlockBodies]) -> Tuple[BlockBodies, bool]:
     """(BlockBodies, whether there were rows): the step rows read as the summary's pass
     reads them (trace.read_trace: stored order where it is step order, else sorted),
     with none of the summary's work: only the notable rows (a kernel or a marker
@@ -298,15 +317,17 @@ def _read_bodies(profile, rules: StageRules, make_bodies):
                       bodies=True)
 
 
-def _bodies_pass(batches: Iterable[list], names: StepNames, bodies: BlockBodies):
+def _bodies_pass(batches: Iterable[list], names: StepNames,
+                 bodies: BlockBodies) -> Tuple[BlockBodies, bool]:
     # compute set -> program -> what a row of the pair is: None (not notable), the stage
     # index of a plain kernel (no anchor nor marker candidate: most notable rows, added
     # to the open body here, with no call), else its NameClass for `bodies.row`. One
     # lookup per row (plain dicts and two ints, as summary's PairTable and for its
-    # reasons).
-    table: Dict[object, Dict[object, object]] = {}
+    # reasons). Any: the loop tells an index from a NameClass by `__class__ is int`
+    # (cheaper than isinstance, per row), which mypy does not narrow by.
+    table: Dict[SqlValue, Dict[SqlValue, Any]] = {}
 
-    def fill(compute_set, program):
+    def fill(compute_set: SqlValue, program: SqlValue) -> Union[int, NameClass, None]:
         named = names[program, compute_set]
         value = None
         if named.notable:

@@ -11,9 +11,9 @@ batch index read summaries only through it.
 import json
 import math
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Union
+from typing import Any, Callable, Dict, List, NamedTuple, NoReturn, Optional, Union
 
-from ..errors import SummaryFileError
+from ..errors import StrPath, SummaryFileError
 from ..inputs import NotRegular, read_regular
 
 #: The file name of a summary: a batch writes one per profile, and compare, table and
@@ -35,7 +35,7 @@ _MEMORY_FIELDS = {EXCHANGE_MEMORY: EXCHANGE_MEMORY_FIELDS,
 Number = Union[int, float]
 
 
-def summary_dict(**fields) -> dict:
+def summary_dict(**fields: object) -> dict:
     """A summary's dict with its keys in the spec's order; TypeError unless `fields` are
     exactly the summary's keys."""
     if set(fields) != set(SUMMARY_KEYS):
@@ -76,14 +76,14 @@ class Summary:
         return "Summary({!r})".format(self.data.get(PROFILE))
 
     @classmethod
-    def from_json(cls, data, source) -> "Summary":
+    def from_json(cls, data: Any, source: StrPath) -> "Summary":
         """`data` (parsed JSON) as a Summary; SummaryFileError naming `source` if it is
-        not a summary."""
+        not a summary. (Any: parsed JSON is any of its types until checked.)"""
         _check(data, source)
         return cls(data)
 
     @classmethod
-    def read(cls, path) -> "Summary":
+    def read(cls, path: StrPath) -> "Summary":
         """A summary.json's contents, checked; SummaryFileError if it is not a summary."""
         path = Path(path)
         return cls.from_json(_load(path), path)
@@ -165,11 +165,11 @@ class Summary:
 # ---- checking --------------------------------------------------------------------------
 
 
-def _is_int(value) -> bool:
+def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value) -> bool:
+def _is_number(value: object) -> bool:
     return _is_int(value) or isinstance(value, float)
 
 
@@ -182,7 +182,7 @@ _KERNEL_WHOLES = ("cycles", "active_tiles", "start", "end", "max_exchange_code_b
 _CYCLES_LIMIT = 2 ** 63
 
 
-def _json_type(value) -> str:
+def _json_type(value: object) -> str:
     for kind, name in ((bool, "a boolean"), (int, "a number"), (float, "a number"),
                        (str, "a string"), (list, "a list"), (dict, "an object")):
         if isinstance(value, kind):
@@ -190,7 +190,7 @@ def _json_type(value) -> str:
     return "null"
 
 
-def _check_kernel(kernel: dict, number: int, fail) -> None:
+def _check_kernel(kernel: dict, number: int, fail: Callable[[str], NoReturn]) -> None:
     """The fields of kernels[number] beyond its stage and cycles' type (checked first)."""
     where = "{!r}[{}]".format(KERNELS, number)
     if "step" in kernel and not _is_int(kernel["step"]):
@@ -210,8 +210,8 @@ def _check_kernel(kernel: dict, number: int, fail) -> None:
             where, _shortened(str(cycles))))
 
 
-def _check(data, source) -> None:
-    def fail(problem):
+def _check(data: Any, source: StrPath) -> None:
+    def fail(problem: str) -> NoReturn:
         raise SummaryFileError(source, "not a summary: {}".format(problem))
 
     if not isinstance(data, dict):
@@ -287,13 +287,14 @@ def _read_float(text: str) -> float:
     return value
 
 
-def _read_constant(name: str):
+def _read_constant(name: str) -> NoReturn:
     raise _BadNumber("{}, which is not a JSON number (a summary's numbers are finite)"
                      .format(name))
 
 
-def _load(path: Path):
-    """A summary file's JSON, strict about its numbers; SummaryFileError if it has none."""
+def _load(path: Path) -> Any:
+    """A summary file's JSON, strict about its numbers; SummaryFileError if it has none.
+    (Any: whatever JSON the file holds, for _check to check.)"""
     try:
         raw = read_regular(path)  # a FIFO or a device would never end
     except IsADirectoryError:

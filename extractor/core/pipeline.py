@@ -30,8 +30,8 @@ def extract_profile(profile: StrPath, output: StrPath, rules: Optional[StageRule
     (default: the path). `on_extracted(extraction)` is called once the summary is made,
     before anything is written (to print its warnings).
     """
-    # -> Tuple[Extraction, bytes] once summary.py types Extraction.blocks as
-    # Optional[BlockBodies] (object now): batch/run.py reads it as one.
+    # -> Tuple[Extraction, bytes] once batch/item.py narrows Extraction.blocks (an
+    # Optional[BlockBodies]) before median_stage_cycles, which takes a BlockBodies.
     if not csv and not blocks:
         extraction = summarize(profile, rules, use_pva=use_pva, profile_label=profile_label)
         if on_extracted is not None:

@@ -1,7 +1,7 @@
 """Step rows: the trace joined to names and stages, one row per step and IPU."""
 
-from typing import (TYPE_CHECKING, Callable, Dict, Iterator, NamedTuple, Optional, Protocol,
-                    Tuple, overload)
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterator, NamedTuple, Optional,
+                    Protocol, Tuple, overload)
 
 from .rules import StageRules
 
@@ -15,7 +15,7 @@ class BadValue(Exception):
 
 
 def _stored(value: object) -> str:
-    from .profile import storage_class
+    from .sqlitefile import storage_class
     return storage_class(value)
 
 
@@ -136,6 +136,10 @@ class NamedStep(NamedTuple):
     classes: NameClass
     notable: bool  # a kernel, or a candidate to open or close an inference
 
+
+#: A value of a step row as SQLite gives it: a column may hold any storage class (Any: the
+#: pass compares and adds what it uses, and checks it where the spec says, BadValue).
+SqlValue = Any
 
 #: (program id, compute set id) of a step row, as SQLite gives them (NULL: None).
 Pair = Tuple[Optional[int], Optional[int]]

@@ -16,16 +16,19 @@ for every row).
 """
 
 from pathlib import Path
-from typing import Iterable, List, NamedTuple, Optional, Union
+from typing import TYPE_CHECKING, Callable, Iterable, List, NamedTuple, Optional, Tuple, Union
 
-from .profile import Profile
-from .pvafacts import NoPvaFacts, PvaFacts, import_pva
+from .profile import Profile, RawStepRow
+from .pvafacts import NoPvaFacts, PvaFacts, PvaModule, StepFacts, import_pva
 from .rules import StageRules, load_rules
-from ..errors import ProfileError, shown_path
+from ..errors import ProfileError, StrPath, shown_path
 from .model import summary_dict
 from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue,
-                    NamedStep, StepNames, make_step_row, whole)
+                    NamedStep, SqlValue, StepNames, StepRow, StepSink, make_step_row, whole)
 from .trace import compile_only_warning, no_anchor_warning, read_trace
+
+if TYPE_CHECKING:  # blocks.py is imported only by a run that asks for blocks.json
+    from .blocks import BlockBodies, BodyWriter
 
 
 #: The warning for a profile whose vars_info holds no rows.
@@ -40,18 +43,18 @@ class Extraction(NamedTuple):
 
     summary: dict
     warnings: List[str]
-    blocks: Optional[object] = None
+    blocks: Optional["BlockBodies"] = None
 
 
 class FirstBody:
     """Counts anchors (distinct steps) and keeps the kernel rows with A[0] <= step < A[1]."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.anchors = 0
-        self.kernels = []
-        self._last_anchor = None
+        self.kernels: List[StepRow] = []
+        self._last_anchor: SqlValue = None
 
-    def add(self, raw, named: NamedStep) -> None:
+    def add(self, raw: RawStepRow, named: NamedStep) -> None:
         """A kernel row (raw, from Profile.step_rows) and its name."""
         classes = named.classes
         if classes.anchor and raw[0] != self._last_anchor:
@@ -74,7 +77,7 @@ class DeviceSpans:
     folded into one segment per opening, so closing costs one sweep over the open ones.
     """
 
-    def __init__(self, rules: StageRules):
+    def __init__(self, rules: StageRules) -> None:
         self.rules = rules
         self.spans: List[dict] = []
         self.warnings: List[str] = []
@@ -82,7 +85,7 @@ class DeviceSpans:
         self._open: List[int] = []  # input-delivered steps still waiting for output
         self._segments: List[list] = []  # [min start, max end] of device rows since each opening
 
-    def fold(self, low, high) -> None:
+    def fold(self, low: SqlValue, high: SqlValue) -> None:
         """Device rows seen since the last marker row, as their min start and max end:
         they belong to the newest open inference's segment (to none when none is open)."""
         if self._segments:
@@ -92,7 +95,7 @@ class DeviceSpans:
             if high is not None and (segment[1] is None or high > segment[1]):
                 segment[1] = high
 
-    def marker(self, step, kind: str) -> None:
+    def marker(self, step: SqlValue, kind: str) -> None:
         """An input-delivered or output-begins row (kind and name both match); call
         fold() first with the device rows before it."""
         if kind == INPUT_DELIVERED_KIND:
@@ -135,8 +138,13 @@ class DeviceSpans:
                 self.rules.input_delivered.pattern))
 
 
-def _read_trace(profile: Profile, rules: StageRules, step_sink=None, facts=None,
-                blocks_factory=None, sql_names=None):
+_Passed = Tuple[FirstBody, DeviceSpans, bool, Optional["BlockBodies"]]
+
+
+def _read_trace(profile: Profile, rules: StageRules, step_sink: Optional[StepSink],
+                facts: StepFacts,
+                blocks_factory: Optional[Callable[[], "BlockBodies"]] = None,
+                sql_names: Optional[Tuple[dict, dict]] = None) -> _Passed:
     """(FirstBody, DeviceSpans, whether there were rows, the blocks accumulator or None):
     the pass over the step rows (trace.read_trace: stored order where it is step order,
     else sorted; the pass may be made twice). `blocks_factory()` makes a fresh
@@ -147,14 +155,15 @@ def _read_trace(profile: Profile, rules: StageRules, step_sink=None, facts=None,
     names = StepNames(program_names, compute_set_names, rules,
                       all_notable=step_sink is not None)
 
-    def one_pass(batches):
+    def one_pass(batches: Iterable[list]) -> _Passed:
         return _one_pass(batches, names, rules, step_sink, facts,
                          blocks=blocks_factory() if blocks_factory else None)
     return read_trace(profile, one_pass, sorted_only=step_sink is not None)
 
 
-def _one_pass(batches: Iterable[list], names: StepNames, rules: StageRules, step_sink,
-              facts, blocks=None):
+def _one_pass(batches: Iterable[list], names: StepNames, rules: StageRules,
+              step_sink: Optional[StepSink], facts: StepFacts,
+              blocks: Optional["BlockBodies"] = None) -> _Passed:
     """Most rows are exchange or compute rows that only widen the current inference's
     [min start, max end]: that is done here, on local variables, and handed to `spans`
     at the next marker row. The rest, "notable" rows (kernels and marker candidates, a
@@ -204,9 +213,11 @@ def _one_pass(batches: Iterable[list], names: StepNames, rules: StageRules, step
     return body, spans, any_rows, blocks
 
 
-def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bool = True,
-              profile_label: Optional[str] = None, step_sink=None,
-              blocks: bool = False, blocks_writer=None) -> Extraction:
+def summarize(path: StrPath, rules: Optional[StageRules] = None, *,
+              pva: Optional[PvaModule] = None, use_pva: bool = True,
+              profile_label: Optional[str] = None, step_sink: Optional[StepSink] = None,
+              blocks: bool = False, blocks_writer: Optional["BodyWriter"] = None
+              ) -> Extraction:
     """The summary of one profile.pop, as summary-spec.md defines it.
 
     `rules` defaults to the installed stage_rules.toml; `pva` to the importable module;
@@ -226,14 +237,20 @@ def summarize(path, rules: Optional[StageRules] = None, *, pva=None, use_pva: bo
         raise ProfileError(path, str(exc)) from exc
 
 
-def _summarize(path: Path, rules: StageRules, pva, use_pva: bool,
-               profile_label: Optional[str], step_sink, blocks) -> Extraction:
+#: With blocks: (the writer of every body as it closes, or None to keep them).
+_BlocksAsked = Optional[Tuple[Optional["BodyWriter"]]]
+
+
+def _summarize(path: Path, rules: StageRules, pva: Optional[PvaModule], use_pva: bool,
+               profile_label: Optional[str], step_sink: Optional[StepSink],
+               blocks: _BlocksAsked) -> Extraction:
     with Profile(path) as profile:
         return _pass(profile, path, rules, pva, use_pva, profile_label, step_sink, blocks)
 
 
-def _pass(profile: Profile, path: Path, rules: StageRules, pva, use_pva: bool,
-          profile_label: Optional[str], step_sink, blocks=None) -> Extraction:
+def _pass(profile: Profile, path: Path, rules: StageRules, pva: Optional[PvaModule],
+          use_pva: bool, profile_label: Optional[str], step_sink: Optional[StepSink],
+          blocks: _BlocksAsked = None) -> Extraction:
     """The summary and its warnings (and, when `blocks` is (writer,), every body): the
     step pass, then the aggregates."""
     facts: Union[NoPvaFacts, PvaFacts]

@@ -16,11 +16,14 @@ twice, so each call starts afresh.
 """
 
 from operator import itemgetter
-from typing import Callable, Generator, Iterable, List, TypeVar
+from typing import TYPE_CHECKING, Callable, Generator, Iterable, List, TypeVar
 
 from ..errors import ProfileError
 from .rules import StageRules
 from .steps import BadValue
+
+if TYPE_CHECKING:
+    from .profile import Profile
 
 T = TypeVar("T")
 
@@ -31,7 +34,7 @@ class OutOfOrder(Exception):
     """A step row whose step id is smaller than the one before (read in stored order)."""
 
 
-def read_trace(profile, make_pass: Callable[[Iterable[list]], T], *,
+def read_trace(profile: "Profile", make_pass: Callable[[Iterable[list]], T], *,
                sorted_only: bool = False, bodies: bool = False) -> T:
     """`make_pass(batches)`: a pass over the step rows of `profile` (a profile.Profile)
     in the spec's order, its result returned. `sorted_only`: SQLite's sorted rows from
@@ -46,7 +49,7 @@ def read_trace(profile, make_pass: Callable[[Iterable[list]], T], *,
     return _pass(profile, make_pass, stored_order=False, bodies=bodies)
 
 
-def _pass(profile, make_pass: Callable[[Iterable[list]], T], stored_order: bool,
+def _pass(profile: "Profile", make_pass: Callable[[Iterable[list]], T], stored_order: bool,
           bodies: bool) -> T:
     batches = profile.step_row_batches(stored_order=stored_order, bodies=bodies)
     rows = _in_step_order(batches) if stored_order else batches

@@ -19,7 +19,8 @@ from typing import Any, Dict, List, Optional
 
 from ..errors import one_line, shown_path
 from ..escaping import terminal_text
-from ..core.profile import REQUIRED_COLUMNS, SQL_ERRORS, Profile
+from ..core.profile import REQUIRED_COLUMNS, Profile
+from ..core.sqlitefile import SQL_ERRORS
 
 #: A rowid table whose rowids span at most this many values is counted exactly: it holds
 #: at most that many rows, so count(*) reads little.

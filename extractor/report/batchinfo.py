@@ -70,19 +70,21 @@ def read_index_facts(arguments: Sequence) -> IndexFacts:
 # ---- blocks.json -------------------------------------------------------------------
 
 
-class Body(NamedTuple):
+class HeatMapBody(NamedTuple):
+    """A body of a blocks.json, as a row of the heat map (core.blocks.Body is the pass's)."""
+
     run: int
     block: int
     cycles: Dict[str, Optional[int]]
     total: Optional[int]
 
 
-class Blocks(NamedTuple):
+class HeatMapBlocks(NamedTuple):
     """A blocks.json, as far as the heat map needs it."""
 
     path: Path
     stages: List[str]  # the file's "stages", in order
-    bodies: List[Body]
+    bodies: List[HeatMapBody]
 
 
 def _is_int(value) -> bool:
@@ -95,7 +97,7 @@ def _whole_or_null(value) -> bool:
     return value is None or _is_int(value)
 
 
-def read_blocks(summary_path: Path) -> Optional[Blocks]:
+def read_heat_map_blocks(summary_path: Path) -> Optional[HeatMapBlocks]:
     """The blocks.json beside `summary_path`, or None when there is none.
     BlocksFileError when it is there but cannot be read or is not a blocks file."""
     path = blocks_path(summary_path)
@@ -118,7 +120,7 @@ def read_blocks(summary_path: Path) -> Optional[Blocks]:
             raise not_blocks(path, "blocks[{}] is not an object with whole numbers run, "
                              "block, cycles per label and total".format(number))
         per_stage: Dict[str, Optional[int]] = dict(body["cycles"])
-        bodies.append(Body(body["run"], body["block"], per_stage, body.get("total")))
+        bodies.append(HeatMapBody(body["run"], body["block"], per_stage, body.get("total")))
     check_blocks(path, data)  # the rest of the file too: a file it is not is refused
-    return Blocks(path, list(stages), bodies)
+    return HeatMapBlocks(path, list(stages), bodies)
 

@@ -19,7 +19,7 @@ from ..core.blockformats import BLOCKS_NAME
 from ..errors import BlocksFileError
 from ..provenance import blocks_belonging, record_note, stale_problem
 from ..recordings import beside
-from .batchinfo import Blocks, IndexFacts, read_blocks
+from .batchinfo import HeatMapBlocks, IndexFacts, read_heat_map_blocks
 
 EXCHANGE_MEMORY_MAX = EXCHANGE_MEMORY + "max"
 ALLOCATED_MEMORY_MAX = ALLOCATED_MEMORY + "max"
@@ -277,7 +277,8 @@ class HeatMap(NamedTuple):
         return sum(len(row.cells) for row in self.rows)
 
 
-def build_heat_map(label: str, blocks: Blocks, run_order: Sequence[str] = ()) -> HeatMap:
+def build_heat_map(label: str, blocks: HeatMapBlocks, run_order: Sequence[str] = ()
+                   ) -> HeatMap:
     """Blocks by stages: each cell shaded by where it falls between its column's least
     and most cycles, so that the slow block of each stage stands out. The columns are in
     the order the first body runs its stages (`run_order`: the summary's kernels' stages,
@@ -421,7 +422,7 @@ def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
         if note is not None:
             untrusted.append(Untrusted(recording.label, str(recording.path), note))
         beside(recording, BLOCKS_NAME, BlocksFileError)  # never read out of its folder
-        blocks = read_blocks(recording.path)
+        blocks = read_heat_map_blocks(recording.path)
         if blocks is None:
             continue
         problem = blocks_belonging(recording)
