@@ -1,4 +1,4 @@
-"""The bad-input corpus (tests/badinput.py) through the real console script: each case
+"""The bad-input corpus (tests/support/badinput.py) through the real console script: each case
 alone, and all of them inside one batch beside good profiles.
 
 Always: the input's bytes unchanged and nothing new beside it; an error is one line
@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-import badinput as bad
-from conftest import EDGE, copy_case, golden_case_folder, invoke_extract, sha256
-from spec_oracle import Refused, oracle_summary
+from support import badinput as bad
+from support.cases import copy_case, golden_case_folder, sha256
+from support.cli import invoke_extract
+from support.paths import EDGE
+from support.spec_oracle import Refused, oracle_summary
 
 CASES = bad.corpus()
 PREVIOUS = b"previous summary\n"

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (EDGE, PVA_DOUBLE, REPO, copy_case, extract_command,
-                      golden_case_folder, invoke_extract, sha256)
+from support.cases import copy_case, golden_case_folder, sha256
+from support.cli import extract_command, invoke_extract
+from support.paths import EDGE, PVA_DOUBLE, REPO
 
 GOOD_CASES = ["multi-ipu", "one-anchor", "no-anchors", "compile-only", "unicode-names"]
 

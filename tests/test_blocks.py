@@ -1,5 +1,5 @@
 """`extract blocks` (blocks-spec.md) through the real CLI, held against hand-checked
-files and against tests/blocks_oracle.py, an independent reading of the spec.
+files and against tests/support/blocks_oracle.py, an independent reading of the spec.
 
 tests/expected_blocks/<case>.json were worked out by hand, not by running extract: the
 step rows of each fixture listed with
@@ -31,8 +31,9 @@ from pathlib import Path
 
 import pytest
 
-from blocks_oracle import oracle_blocks, same
-from conftest import generator, invoke_extract, sha256
+from support.blocks_oracle import oracle_blocks, same
+from support.cases import generator, sha256
+from support.cli import invoke_extract
 
 REPO = Path(__file__).resolve().parent.parent
 EDGE = REPO / "fixtures" / "edge"

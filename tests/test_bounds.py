@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EDGE, invoke_extract
-from reportpage import A, parse, vouch_for_blocks, write_summary
+from support.cli import invoke_extract
+from support.paths import EDGE
+from support.reportpage import A, parse, vouch_for_blocks, write_summary
 
 
 def one_error(result, code: int = 1) -> str:

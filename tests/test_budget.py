@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from junitparser import Failure, JUnitXml, Skipped
 
-from conftest import GOLDEN, REPO, invoke_extract
+from support.cli import invoke_extract
+from support.paths import GOLDEN, REPO
 
 REFERENCE = GOLDEN / "expected.json"
 EXAMPLE = REPO / "examples" / "budget.toml"

@@ -14,8 +14,9 @@ import tracemalloc
 from pathlib import Path
 
 
-from conftest import (EDGE, FIXTURES, GOLDEN, GOLDEN_PROFILE_ARG, copy_case,
-                      invoke_extract, pva_double)
+from support.cases import copy_case
+from support.cli import invoke_extract, pva_double
+from support.paths import EDGE, FIXTURES, GOLDEN, GOLDEN_PROFILE_ARG
 
 sys.path.insert(0, str(FIXTURES))
 import generate  # noqa: E402  (fixtures/generate.py: the fixture generator's library)

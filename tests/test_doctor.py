@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (generator, EDGE, GOLDEN, copy_case, golden_case_folder, invoke_extract,
-                      pva_double)
+from support.cases import copy_case, generator, golden_case_folder
+from support.cli import invoke_extract, pva_double
+from support.paths import EDGE, GOLDEN
 
 CHECKS = ["pva", "report_opens", "versions", "program_ids_unique", "program_counts",
           "step_programs", "step_compute_sets", "compute_set_names", "code_bytes",

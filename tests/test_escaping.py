@@ -20,7 +20,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import EDGE, GOLDEN, REPO, copy_case, invoke_extract
+from support.cases import copy_case
+from support.cli import invoke_extract
+from support.paths import EDGE, GOLDEN, REPO
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import generator
+from support.cases import generator
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -42,7 +42,7 @@ generate = generator()
 
 def _pva():
     # Imported without staying on sys.path: the in-process runs without pva rely on that.
-    from conftest import pva_double
+    from support.cli import pva_double
     return pva_double()
 
 

@@ -1,6 +1,6 @@
 """Fuzzing: valid profiles mutated at the SQL level (tables and columns dropped, values
 nulled and retyped, rows deleted, repeated and reordered, names rewritten), held against
-tests/spec_oracle.py: extract gives the oracle's summary byte for byte, or -- where the
+tests/support/spec_oracle.py: extract gives the oracle's summary byte for byte, or -- where the
 oracle refuses the data -- one line `<profile>: <problem>`; never another exception, a
 hang, or a change to the input.
 
@@ -22,9 +22,10 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-import badinput as bad
-from conftest import EDGE, pva_double, run_extract
-from spec_oracle import REQUIRED, Refused, Unreadable, oracle_summary
+from support import badinput as bad
+from support.cli import pva_double, run_extract
+from support.paths import EDGE
+from support.spec_oracle import REQUIRED, Refused, Unreadable, oracle_summary
 from test_bad_input import folder_state, summary_text
 
 EXAMPLES = int(os.environ.get("EXTRACT_FUZZ_EXAMPLES", "60"))

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-import badinput as bad
-from conftest import EDGE, REPO, copy_case, invoke_extract, run_extract, sha256
+from support import badinput as bad
+from support.cases import copy_case, sha256
+from support.cli import invoke_extract, run_extract
+from support.paths import EDGE, REPO
 from test_bad_input import check_error_line, folder_state, summary_text
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-import badinput as bad
-from conftest import PVA_DOUBLE, REPO, extract_command, run_extract
+from support import badinput as bad
+from support.cli import extract_command, run_extract
+from support.paths import PVA_DOUBLE, REPO
 
 # Generous limits for a process that must end by itself: only "it ended" is asserted.
 ENDS_WITHIN = 60
@@ -537,7 +538,7 @@ def test_a_single_run_whose_extracting_process_dies_says_so_in_one_line(tmp_path
 def test_compare_refuses_a_fifo_summary_at_once(tmp_path):
     # A summary is read whole: a FIFO given as one (or found as a folder's summary.json)
     # would block compare forever.
-    from conftest import GOLDEN
+    from support.paths import GOLDEN
 
     fifo = tmp_path / "a" / "summary.json"
     fifo.parent.mkdir()

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-import badinput as bad
-from conftest import invoke_extract, run_extract, sha256
+from support import badinput as bad
+from support.cases import sha256
+from support.cli import invoke_extract, run_extract
 from test_bad_input import check_error_line, summary_text
 
 TABLES = ("steps.csv", "first-body.csv")

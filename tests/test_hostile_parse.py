@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-import badinput as bad
-from conftest import GOLDEN, REPO, invoke_extract, sha256
+from support import badinput as bad
+from support.cases import sha256
+from support.cli import invoke_extract
+from support.paths import GOLDEN, REPO
 from test_bad_input import check_error_line
 
 SUMMARY_A = GOLDEN / "expected.json"  # the golden recording (the reference summary)

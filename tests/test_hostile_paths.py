@@ -15,8 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import badinput as bad
-from conftest import EDGE, copy_case, invoke_extract, run_extract
+from support import badinput as bad
+from support.cases import copy_case
+from support.cli import invoke_extract, run_extract
+from support.paths import EDGE
 
 BAD = os.fsdecode(b"a\xff")  # a folder name that is not UTF-8: the byte 0xff
 BAD_SHOWN = "a\\xff"  # how extract shows it: the byte escaped, as Python's \\xNN

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EDGE, copy_case, invoke_extract, run_extract
+from support.cases import copy_case
+from support.cli import invoke_extract, run_extract
+from support.paths import EDGE
 
 ENDS_WITHIN = 60
 

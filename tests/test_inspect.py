@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EDGE, PVA_DOUBLE, copy_case, golden_case_folder, invoke_extract, sha256
+from support.cases import copy_case, golden_case_folder, sha256
+from support.cli import invoke_extract
+from support.paths import EDGE, PVA_DOUBLE
 
 from extractor.diagnose.inspection import EXACT_COUNT_LIMIT
 

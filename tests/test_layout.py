@@ -3,7 +3,9 @@ run or a batch's worker asks: the same bytes either way, step tables included.""
 
 import pytest
 
-from conftest import EDGE, copy_case, golden_case_folder, invoke_extract
+from support.cases import copy_case, golden_case_folder
+from support.cli import invoke_extract
+from support.paths import EDGE
 
 OUTPUTS = ("summary.json", "steps.csv", "first-body.csv")
 
@@ -35,7 +37,7 @@ def test_the_wheel_carries_every_subpackage(tmp_path, wheel):
     import sys
     import zipfile
 
-    from conftest import PVA_DOUBLE
+    from support.paths import PVA_DOUBLE
 
     with zipfile.ZipFile(str(wheel)) as archive:
         archive.extractall(str(tmp_path / "site"))

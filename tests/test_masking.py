@@ -14,7 +14,8 @@ import io
 import json
 
 import pytest
-from conftest import GOLDEN, invoke_extract
+from support.cli import invoke_extract
+from support.paths import GOLDEN
 
 from extractor.core.metrics import mask_ids
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, GOLDEN, copy_case, golden_case_folder, invoke_extract
+from support.cases import copy_case, golden_case_folder
+from support.cli import invoke_extract
+from support.paths import FIXTURES, GOLDEN
 from extractor.errors import SummaryFileError
 from extractor.core.model import (ALLOCATED_MEMORY_FIELDS, EXCHANGE_MEMORY_FIELDS,
                              SUMMARY_KEYS, AttentionExchange, MinMeanMax, Summary,
@@ -260,7 +262,7 @@ def test_compare_reads_a_summary_whose_kernel_cycles_are_null(tmp_path):
     # A NULL cycles in the profile is written as null (README, odd data): compare used to
     # refuse the summary extract itself wrote. The stage's sum and the total are unknown
     # for that recording (shown as a dash), never a sum that counts the null as 0.
-    import badinput as bad
+    from support import badinput as bad
 
     folders = {}
     for name, damage in (("base", None), ("null", bad._step_column(7, "cycles", "NULL"))):

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (EDGE, GOLDEN, GOLDEN_PROFILE_ARG, REPO, copy_case,
-                      golden_case_folder, invoke_extract, run_extract, sha256)
+from support.cases import copy_case, golden_case_folder, sha256
+from support.cli import invoke_extract, run_extract
+from support.paths import EDGE, GOLDEN, GOLDEN_PROFILE_ARG, REPO
 
 EXPECTED_TEXT = (GOLDEN / "expected.json").read_text(encoding="ascii")
 EDGE_CASES = sorted(p.name for p in EDGE.iterdir() if (p / "profile.pop").exists())

@@ -8,8 +8,10 @@ import json
 import sqlite3
 from pathlib import Path
 
-from conftest import EDGE, copy_case, invoke_extract
-from reportpage import parse
+from support.cases import copy_case
+from support.cli import invoke_extract
+from support.paths import EDGE
+from support.reportpage import parse
 
 GATE = '[budgets]\n"stage:*" = "+2%"\n"stages:total" = "+1%"\n'
 

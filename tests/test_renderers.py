@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, invoke_extract
+from support.cli import invoke_extract
+from support.paths import FIXTURES
 from extractor.compare.formats import FORMATS
 
 RECORDINGS = (FIXTURES / "vit-f8weight" / "expected.json",

@@ -1,5 +1,5 @@
 """`extract report`: one self-contained HTML page. Its structure is read back with the
-standard library's HTML parser (tests/reportpage.py); the numbers expected are worked
+standard library's HTML parser (tests/support/reportpage.py); the numbers expected are worked
 out by hand from the fixture summaries and the hand-made blocks.json and index here.
 The page in a real browser: test_report_browser.py.
 """
@@ -12,8 +12,8 @@ import zipfile
 
 import pytest
 
-from conftest import invoke_extract
-from reportpage import A, B, index_entry, parse, record_blocks, write_index, write_summary
+from support.cli import invoke_extract
+from support.reportpage import A, B, index_entry, parse, record_blocks, write_index, write_summary
 
 HOSTILE_LABEL = '</script><script>alert("x")</script> & \'q\' <b>\u00e9\u6f22</b>'
 HOSTILE_STAGE = '<img src=x onerror=alert(1)> & "MLP" \u00fc'

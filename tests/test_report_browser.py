@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import invoke_extract
-from reportpage import A, B, write_summary
+from support.cli import invoke_extract
+from support.reportpage import A, B, write_summary
 from test_report import batch, blocks_file
 
 CHROMIUM = Path("/usr/bin/chromium")

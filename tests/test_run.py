@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (EDGE, GOLDEN, GOLDEN_PROFILE_ARG, PVA_DOUBLE, REPO, copy_case,
-                      extract_command, golden_case_folder, invoke_extract, pva_double,
-                      run_extract, sha256)
+from support.cases import copy_case, golden_case_folder, sha256
+from support.cli import extract_command, invoke_extract, pva_double, run_extract
+from support.paths import EDGE, GOLDEN, GOLDEN_PROFILE_ARG, PVA_DOUBLE, REPO
 
 EXPECTED = (GOLDEN / "expected.json").read_bytes()
 EDGE_CASES = sorted(p.name for p in EDGE.iterdir() if (p / "profile.pop").exists())

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PVA_DOUBLE, run_extract
+from support.cli import run_extract
+from support.paths import PVA_DOUBLE
 from extractor.diagnose import doctor
 
 PROFILES_VARIABLE = "EXTRACTOR_REAL_PROFILES"

@@ -9,7 +9,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 
-from conftest import generator, EDGE, PVA_DOUBLE, REPO, copy_case
+from support.cases import copy_case, generator
+from support.paths import EDGE, PVA_DOUBLE, REPO
 
 CONTRACT = REPO / "tests" / "test_sdk_contract.py"
 

@@ -8,8 +8,9 @@ from collections import Counter, OrderedDict
 
 import pytest
 
-from conftest import (generator, EDGE, GOLDEN, REPO, copy_case, golden_case_folder,
-                      invoke_extract, run_extract, sha256)
+from support.cases import copy_case, generator, golden_case_folder, sha256
+from support.cli import invoke_extract, run_extract
+from support.paths import EDGE, GOLDEN, REPO
 
 BERT_RULES = REPO / "examples" / "rules-bert.toml"
 

@@ -11,7 +11,9 @@ import time
 
 import pytest
 
-from conftest import EDGE, PVA_DOUBLE, copy_case, extract_command, invoke_extract
+from support.cases import copy_case
+from support.cli import extract_command, invoke_extract
+from support.paths import EDGE, PVA_DOUBLE
 
 HOLD = '''
 import os, sys, time

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, GOLDEN, invoke_extract
+from support.cli import invoke_extract
+from support.paths import FIXTURES, GOLDEN
 from extractor.core.metrics import mask_ids
 
 A = GOLDEN / "expected.json"

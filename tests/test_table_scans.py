@@ -5,7 +5,7 @@ connection in a thread, beside the pass (profile.TableScans). Weighed on bench/s
 with and without it in the same runs, the thread did not earn the 10% a thread must
 (BENCHMARKS.md), and was removed. What it promised stays and is held here: the
 start/end error before the pass's, the pass's before the aggregates', no query left
-running and no thread left behind. (tests/badinput.py holds the same orders among its
+running and no thread left behind. (tests/support/badinput.py holds the same orders among its
 bad-input cases.)"""
 
 import re
@@ -14,7 +14,9 @@ import threading
 
 import pytest
 
-from conftest import EDGE, copy_case, golden_case_folder, run_extract
+from support.cases import copy_case, golden_case_folder
+from support.cli import run_extract
+from support.paths import EDGE
 from extractor.core.profile import Profile
 from extractor.core.summary import summarize
 

@@ -4,7 +4,7 @@ the README's promises about them (tests/test_fuzz_fs.py runs it; docs/fuzzing.md
 An example is drawn from a seed alone (`random.Random("fsfuzz:SEED:MODE:N")`), so any
 failing one is rebuilt and rerun by
 
-    python tests/fsfuzz.py single 17 [--seed S] [--keep DIR]
+    python tests/support/fsfuzz.py single 17 [--seed S] [--keep DIR]
 
 which prints its layout, its command, what extract did and every broken promise.
 
@@ -52,11 +52,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:  # run as a script
     sys.path.insert(0, str(TESTS))
 
-from conftest import EDGE, PVA_DOUBLE, extract_command  # noqa: E402
+from support.cli import extract_command  # noqa: E402
+from support.paths import EDGE, PVA_DOUBLE  # noqa: E402
 
 NOT_UTF8 = os.fsdecode(b"\xff")  # a folder name's byte that is not UTF-8 ("\udcff")
 CASES = ("one-anchor", "multi-ipu", "unicode-names")  # fixtures/edge cases used as good
@@ -789,7 +790,7 @@ def run_example(mode: str, seed, number: int, root: Path, keep=False):
         if not keep:
             example.tidy()
     report += ["  PROBLEM: " + p for p in problems]
-    report.append("  rerun: python tests/fsfuzz.py {} {} --seed {}".format(mode, number, seed))
+    report.append("  rerun: python tests/support/fsfuzz.py {} {} --seed {}".format(mode, number, seed))
     return problems, "\n".join(report)
 
 

@@ -7,7 +7,7 @@ import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
-from conftest import FIXTURES, GOLDEN
+from support.paths import FIXTURES, GOLDEN
 
 A = GOLDEN / "expected.json"  # stages total 173253 (by hand: the six kernels' cycles)
 B = FIXTURES / "vit-f8weight-b" / "expected.json"  # stages total 156220 (by hand)

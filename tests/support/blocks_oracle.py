@@ -20,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
-DEFAULT_RULES = Path(__file__).resolve().parent.parent / "stage_rules.toml"
+DEFAULT_RULES = Path(__file__).resolve().parents[2] / "stage_rules.toml"
 
 STEP_ROWS = """
 SELECT s.id, CAST(s.type AS TEXT), i.cycles, s.program, s.compute_set

@@ -7,7 +7,7 @@ Every case is code: `damage(folder)` changes a fresh copy of the baseline case (
 - `Error(pattern)`: exit 1, one line `extract: error: <profile>: <problem>` matching it;
 - `Summary(change)`: exit 0 and exactly the baseline's hand-worked summary, changed by
   `change(summary)` (worked out by hand from the damage, in the comments);
-- `Oracle()`: whatever tests/spec_oracle.py derives from the spec (a summary, or
+- `Oracle()`: whatever tests/support/spec_oracle.py derives from the spec (a summary, or
   Refused: then a one-line error);
 - `Either()`: a summary obeying the bytes rule, or a one-line error (flipped bytes:
   SQLite may read garbage consistently; nobody can say which in advance).
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from conftest import FIXTURES
+from support.paths import FIXTURES
 
 sys.path.insert(0, str(FIXTURES))
 import generate as g  # noqa: E402
