@@ -12,6 +12,7 @@ import pytest
 from support.cases import copy_case, golden_case_folder, sha256
 from support.cli import extract_command, invoke_extract
 from support.paths import EDGE, PVA_DOUBLE, REPO
+from support.checks import index_lines
 
 GOOD_CASES = ["multi-ipu", "one-anchor", "no-anchors", "compile-only", "unicode-names"]
 
@@ -42,10 +43,6 @@ def make_tree(root: Path) -> dict:
 def summaries(outdir: Path) -> dict:
     return {str(p.relative_to(outdir).parent): p.read_bytes()
             for p in sorted(outdir.rglob("summary.json"))}
-
-
-def index_lines(outdir: Path, name="index.jsonl") -> list:
-    return [json.loads(line) for line in (outdir / name).read_text().splitlines()]
 
 
 def test_batch_mirrors_the_tree_and_isolates_failures(tmp_path):

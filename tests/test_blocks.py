@@ -34,6 +34,7 @@ import pytest
 from support.blocks_oracle import oracle_blocks, same
 from support.cases import generator, sha256
 from support.cli import invoke_extract
+from support.checks import index_by
 
 REPO = Path(__file__).resolve().parent.parent
 EDGE = REPO / "fixtures" / "edge"
@@ -326,11 +327,6 @@ def test_real_cycles_are_refused_in_one_line(tmp_path):
 
 # ---- a batch with --blocks ---------------------------------------------------------
 
-def _index(outdir: Path) -> dict:
-    lines = (outdir / "index.jsonl").read_text().splitlines()
-    return {entry["summary"]: entry for entry in map(json.loads, lines)}
-
-
 def test_batch_blocks_beside_each_summary_from_the_same_pass(tmp_path):
     runs = tmp_path / "runs"
     for case in ("multi-ipu", "no-output-begins", "compile-only"):
@@ -341,7 +337,7 @@ def test_batch_blocks_beside_each_summary_from_the_same_pass(tmp_path):
         result = invoke_extract(runs, "-o", outdir, "--no-pva", "-j", "1", *extra,
                                 pva=False)
         assert result.code == 0, result.stderr
-    index = _index(with_blocks)
+    index = index_by(with_blocks, "summary")
     for case in ("multi-ipu", "no-output-begins", "compile-only"):
         # The summary's bytes do not change.
         assert (with_blocks / case / "summary.json").read_bytes() == \
@@ -361,12 +357,12 @@ def test_batch_blocks_beside_each_summary_from_the_same_pass(tmp_path):
         "fused QKV projection": 260, "MLP up": 410}
     assert index["compile-only/summary.json"]["median_stage_cycles"] == {}
     assert all(entry["blocks"] is False and "median_stage_cycles" not in entry
-               for entry in _index(plain).values())
+               for entry in index_by(plain, "summary").values())
 
     def statuses(outdir, *extra):
         result = invoke_extract(runs, "-o", outdir, "--no-pva", "-j", "1", *extra, pva=False)
         assert result.code == 0, result.stderr
-        return {key: entry["status"] for key, entry in _index(outdir).items()}
+        return {key: entry["status"] for key, entry in index_by(outdir, "summary").items()}
 
     everything = {"multi-ipu/summary.json", "no-output-begins/summary.json",
                   "compile-only/summary.json"}

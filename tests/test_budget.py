@@ -19,6 +19,7 @@ from junitparser import Failure, JUnitXml, Skipped
 
 from support.cli import invoke_extract
 from support.paths import GOLDEN, REPO
+from support.checks import budget_file
 
 REFERENCE = GOLDEN / "expected.json"
 EXAMPLE = REPO / "examples" / "budget.toml"
@@ -74,15 +75,6 @@ def summary_with(folder: Path, label: str, changes: dict) -> Path:
     path = folder / label / "summary.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(edit(reference(), changes), indent=2))
-    return path
-
-
-def budget_file(folder: Path, text, name="budget.toml") -> Path:
-    path = folder / name
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text("[budgets]\n" + text if not text.startswith("!") else text[1:])
     return path
 
 

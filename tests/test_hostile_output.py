@@ -19,6 +19,7 @@ from support import badinput as bad
 from support.cases import sha256
 from support.cli import invoke_extract, run_extract
 from test_bad_input import check_error_line, summary_text
+from support.checks import no_partial_files
 
 TABLES = ("steps.csv", "first-body.csv")
 THREE = TABLES + ("summary.json",)
@@ -30,10 +31,6 @@ def base_bytes(label) -> bytes:
 
 def mode_of(path: Path) -> int:
     return os.lstat(str(path)).st_mode
-
-
-def no_partials(folder: Path) -> bool:
-    return [p for p in folder.rglob("*partial*")] == []
 
 
 def chattr(flag: str, path: Path) -> None:
@@ -173,7 +170,7 @@ def test_single_output_through_a_link_to_a_file_replaces_that_file(tmp_path):
     assert result.code == 0, result
     assert os.path.islink(str(link))
     assert real.read_bytes() == base_bytes(profile)
-    assert no_partials(tmp_path)
+    no_partial_files(tmp_path)
 
 
 def test_chart_onto_a_character_device_writes_into_it(tmp_path):
@@ -319,7 +316,7 @@ def test_csv_outputs_change_together_or_not_at_all(tmp_path, immutable, mode, ho
         assert blocked.is_dir() and list(blocked.iterdir()) == []
     else:
         assert blocked.read_bytes() == OLD[name]
-    assert no_partials(out)
+    no_partial_files(out)
 
 
 @pytest.mark.parametrize("mode", ["single", "batch"])
@@ -334,7 +331,7 @@ def test_csv_outputs_all_change_when_all_can(tmp_path, mode):
     assert result.code == 0, result
     for name in THREE:
         assert (out / name).read_bytes() != OLD[name]
-    assert no_partials(out)
+    no_partial_files(out)
 
 
 def test_single_csv_onto_a_character_device_is_refused_before_anything_changes(tmp_path):

@@ -19,6 +19,7 @@ from support import badinput as bad
 from support.cases import copy_case
 from support.cli import invoke_extract, run_extract
 from support.paths import EDGE
+from support.checks import index_lines, one_error
 
 BAD = os.fsdecode(b"a\xff")  # a folder name that is not UTF-8: the byte 0xff
 BAD_SHOWN = "a\\xff"  # how extract shows it: the byte escaped, as Python's \\xNN
@@ -27,19 +28,6 @@ CASE = EDGE / "one-anchor"
 
 def summary_of(path) -> dict:
     return json.loads(Path(path).read_bytes())
-
-
-def index_lines(outdir: Path, name="index.jsonl") -> list:
-    return [json.loads(line) for line in (outdir / name).read_bytes().splitlines()]
-
-
-def one_error_line(result, code: int) -> str:
-    assert result.code == code, result
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("extract: error: "), lines[0]
-    return lines[0]
 
 
 def relabelled(summary_bytes: bytes, label: str) -> bytes:
@@ -86,7 +74,7 @@ def test_one_profile_given_twice_is_refused_before_any_work(tmp_path):
     copy_case(CASE, tmp_path / "runs" / "a")
     result = invoke_extract("runs/a/profile.pop", "runs/a/profile.pop", "-o", "out",
                             cwd=tmp_path)
-    line = one_error_line(result, 2)
+    line = one_error(result, 2)
     assert line.startswith("extract: error: runs/a/profile.pop: the same profile as "
                            "runs/a/profile.pop, reached through the arguments"), line
     assert not (tmp_path / "out").exists()
@@ -96,7 +84,7 @@ def test_overlapping_arguments_are_refused(tmp_path):
     copy_case(CASE, tmp_path / "runs" / "a")
     copy_case(CASE, tmp_path / "runs" / "b")
     result = invoke_extract("runs", "runs/a", "-o", "out", cwd=tmp_path)
-    line = one_error_line(result, 2)
+    line = one_error(result, 2)
     assert "the arguments runs and runs/a" in line, line
     assert "give each profile once" in line
     assert not (tmp_path / "out").exists()
@@ -108,7 +96,7 @@ def test_a_link_to_another_arguments_profile_is_refused(tmp_path):
     (tmp_path / "y" / "profile.pop").symlink_to(tmp_path / "x" / "profile.pop")
     shutil.copy(str(CASE / "pva-double.json"), str(tmp_path / "y"))
     result = invoke_extract("x", "y", "-o", "out", cwd=tmp_path)
-    line = one_error_line(result, 2)
+    line = one_error(result, 2)
     assert line.startswith("extract: error: y/profile.pop: the same profile as "
                            "x/profile.pop, reached through the arguments x and y"), line
     assert not (tmp_path / "out").exists()
@@ -120,7 +108,7 @@ def test_outputs_that_still_collide_are_refused(tmp_path):
     os.rename(str(tmp_path / "d" / "profile.pop"), str(tmp_path / "d" / "a.pop"))
     copy_case(CASE, tmp_path / "d")
     result = invoke_extract("d/a.pop", "d/profile.pop", "-o", "out", cwd=tmp_path)
-    line = one_error_line(result, 2)
+    line = one_error(result, 2)
     assert line == ("extract: error: d/profile.pop: its summary would be written to "
                     "d/summary.json in the output folder, as d/a.pop's is: give each "
                     "profile a folder of its own, or extract them one at a time"), line
@@ -168,7 +156,7 @@ def test_a_byte_and_its_escape_as_text_are_refused(tmp_path):
     # lines would have one key, so the batch is refused rather than losing one.
     copy_case(CASE, tmp_path / "runs" / BAD)
     copy_case(CASE, tmp_path / "runs" / BAD_SHOWN)
-    line = one_error_line(run_extract("runs", "-o", "out", cwd=tmp_path), 2)
+    line = one_error(run_extract("runs", "-o", "out", cwd=tmp_path), 2)
     assert line.startswith("extract: error: runs/a\\xff/profile.pop: two profiles are "
                            "shown by this one name"), line
     assert not (tmp_path / "out").exists()
@@ -190,7 +178,7 @@ def test_a_non_utf8_path_alone(tmp_path):
     assert (target.parent / "steps.csv").is_file()
     # An error names the path escaped, in one line.
     missing = run_extract(os.fsdecode(b"nope\xfe/profile.pop"), cwd=tmp_path)
-    assert one_error_line(missing, 1) == "extract: error: nope\\xfe/profile.pop: no such file"
+    assert one_error(missing, 1) == "extract: error: nope\\xfe/profile.pop: no such file"
 
 
 def test_inspect_and_stages_on_a_non_utf8_path(tmp_path):
@@ -268,7 +256,7 @@ def test_a_linked_profile_with_a_live_log_beside_its_target(tmp_path):
     try:
         before = sorted(p.name for p in store.iterdir())
         single = invoke_extract("runs/a/profile.pop", "-o", "s.json", cwd=tmp_path)
-        line = one_error_line(single, 1)
+        line = one_error(single, 1)
         assert line.startswith("extract: error: runs/a/profile.pop: a write-ahead log "
                                "(run1.pop-wal) is beside the file it resolves to, {}: "
                                .format(os.path.realpath(str(target)))), line

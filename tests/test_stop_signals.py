@@ -12,6 +12,7 @@ import time
 import pytest
 
 from support.cases import copy_case
+from support.checks import no_partial_files
 from support.cli import extract_command, invoke_extract
 from support.paths import EDGE, PVA_DOUBLE
 
@@ -57,10 +58,6 @@ def held_run(tmp_path, args, signum):
     return run.returncode, stderr.decode()
 
 
-def no_partial(folder):
-    assert [p for p in folder.rglob("*") if p.name.endswith(".partial")] == []
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="signals as on the clusters (Linux)")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 @pytest.mark.parametrize("command", ["table", "report", "compare-chart", "merge"])
@@ -83,4 +80,4 @@ def test_a_stop_mid_write_leaves_nothing(tmp_path, batch_out, command, signum):
     assert stderr == "extract: error: terminated by {}\n".format(
         signal.Signals(signum).name)
     assert (target.read_bytes() if target.exists() else None) == before
-    no_partial(tmp_path)
+    no_partial_files(tmp_path)
