@@ -128,7 +128,7 @@ def test_a_fifo_in_place_of_a_summary_does_not_hold_up_the_next_batch(tmp_path):
     (out / "a" / "summary.json").unlink()
     os.mkfifo(str(out / "a" / "summary.json"))
     result = run_extract(root, "-o", out, timeout=ENDS_WITHIN)
-    # It ends; and a FIFO in OUTDIR is never replaced (test_hostile_output): that one fails.
+    # It ends; and a FIFO in OUTDIR is never replaced (test_output_targets.py): that one fails.
     assert result.stderr.splitlines()[-1] == "0 extracted, 1 up to date, 1 failed", result
     assert stat.S_ISFIFO(os.lstat(str(out / "a" / "summary.json")).st_mode)
 
