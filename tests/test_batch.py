@@ -138,7 +138,7 @@ main()
 
 
 def test_a_worker_that_cannot_import_extract_fails_its_profiles_in_one_line_each(tmp_path):
-    # No traceback from a worker, whatever stops it (issue 16, item 7): its bootstrap is
+    # No traceback from a worker, whatever stops it: its bootstrap is
     # ours, so an import that fails is one reason per profile, in the index and on stderr.
     import shutil
     import sys

@@ -537,9 +537,9 @@ def test_cycles_beyond_32_and_64_bits(tmp_path):
 
 def test_compare_stat_with_budget_checks_the_statistic(two_recordings, tmp_path):
     """With --stat, stage:<label> and stages:total are that statistic over the blocks,
-    as the table shows them, and the budget holds them (issue 12: --budget works with
-    --stat). Medians by hand (above): QKV 530.0 (a) and 260 (b), totals 950.0 and 270;
-    first-body values 510 and 260, 1350 and 670."""
+    as the table shows them, and the budget holds them (--budget holds the stages as
+    --stat shows them). Medians by hand (above): QKV 530.0 (a) and 260 (b), totals 950.0
+    and 270; first-body values 510 and 260, 1350 and 670."""
     a, b = two_recordings
     budget = tmp_path / "budget.toml"
     budget.write_text('[budgets]\n"stage:fused QKV projection" = "+1%"\n'

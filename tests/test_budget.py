@@ -1,4 +1,4 @@
-"""`extract compare --budget FILE [--junit FILE]` (issue 12, budget-spec.md) through the real
+"""`extract compare --budget FILE [--junit FILE]` (docs/formats/budget.md) through the real
 CLI: every operator within and over its limit, missing and skipped metrics, three
 recordings, overlapping patterns, exit codes, broken budget files, the markdown, CSV and
 JSON marks, and the JUnit report read back with junitparser.
@@ -658,7 +658,7 @@ def test_fixture_copies_are_hand_editable():
 
 
 def test_the_ci_gate_as_the_readme_runs_it(golden_profile, tmp_path):
-    # The README's CI job: extract the profile, then gate the new summary against the
+    # docs/commands/compare.md's CI job: extract the profile, then gate the new summary against the
     # committed baseline (the reference summary) with the example budget, JUnit out.
     summary = tmp_path / "summary.json"
     run = invoke_extract(golden_profile, "-o", summary)

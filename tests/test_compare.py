@@ -132,7 +132,7 @@ def test_markdown_on_the_two_fixture_recordings():
           "#/matmulGrouped/Conv_1/castWeights/ExchangePre`"
     assert rows[gone][1:] == ["16 / 4.6", "\u2014"]
     assert rows[new][1:] == ["\u2014", "96 / 61.2"]
-    # Rows in the order the issue lists them: stages, spans, QKV, memory, exchanges.
+    # Rows in the order docs/commands/compare.md lists them: stages, spans, QKV, memory, exchanges.
     firsts = [line.split(" | ")[0] for line in lines[2:]]
     assert firsts.index("| stages, total") < firsts.index("| device span 1") < \
         firsts.index("| QKV executions") < firsts.index("| exchange code per tile, min") < \
@@ -199,7 +199,7 @@ def test_csv_format():
     assert result.code == 0, result
     assert result.text.endswith("\r\n")
     rows = list(csv.reader(io.StringIO(result.text, newline="")))
-    # metric_name (issue 12) is added last, so the columns before it keep their places.
+    # metric_name (the budget files' names) is added last, so the columns before it keep their places.
     assert rows[0] == ["section", "metric", "unit", "vit-f8weight", "vit-f8weight-b",
                        "vit-f8weight-b change %", "note", "metric_name"]
     by_key = {(r[0], r[1], r[2]): r[3:-1] for r in rows[1:]}

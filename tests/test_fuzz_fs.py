@@ -1,7 +1,7 @@
-"""The file-system fuzz layer (issue 15): random kinds of file -- folders, FIFOs,
-devices, links to each, dangling links, unreadable files, names that are not UTF-8 --
-at the paths extract reads and writes, run alone and in a batch, held against the
-README's promises (tests/support/fsfuzz.py lists them and draws the layouts).
+"""The file-system fuzz layer: random kinds of file -- folders, FIFOs, devices, links to
+each, dangling links, unreadable files, names that are not UTF-8 -- at the paths extract
+reads and writes, run alone and in a batch, held against docs/errors.md's promises
+(tests/support/fsfuzz.py lists them and draws the layouts).
 
 Reduced for CI (a fixed set of examples, well under a minute). A longer run:
 

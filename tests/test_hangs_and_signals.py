@@ -1,4 +1,4 @@
-"""Hostile input that hangs or races (issue 15, items 4, 5 and 8; issue 16, item 7):
+"""Hostile input that hangs or races:
 FIFOs and devices where a profile or rules file belongs, a rules pattern that backtracks
 catastrophically (--timeout), two batches on one index, SIGTERM and SIGHUP, workers
 whose parent is gone. Every extract here runs as a user runs it, in a subprocess."""
@@ -52,7 +52,7 @@ def batch_of(root: Path, evil=("b",), good=("a", "c")) -> Path:
     return root
 
 
-# ---- item 4: only regular files are profiles or rules -------------------------------
+# ---- only regular files are profiles or rules -------------------------------
 
 @pytest.fixture
 def fifo(tmp_path):
@@ -133,7 +133,7 @@ def test_a_fifo_in_place_of_a_summary_does_not_hold_up_the_next_batch(tmp_path):
     assert stat.S_ISFIFO(os.lstat(str(out / "a" / "summary.json")).st_mode)
 
 
-# ---- item 4: --timeout ---------------------------------------------------------------
+# ---- --timeout ---------------------------------------------------------------
 
 # extract blocks classifies every step name too: the same hang, the same limit.
 @pytest.mark.parametrize("command, name", [([], "summary.json"), (["blocks"], "blocks.json")],
@@ -199,7 +199,7 @@ def test_a_timeout_that_is_not_a_number_of_seconds_is_a_usage_error(tmp_path, va
                             "(0: no limit)\n".format(shown)
 
 
-# ---- item 8: SIGTERM and SIGHUP ------------------------------------------------------
+# ---- SIGTERM and SIGHUP ------------------------------------------------------
 
 def _start(args, **kwargs):
     env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE))
@@ -309,7 +309,7 @@ def test_a_stopped_single_run_ends_like_ctrl_c(tmp_path, signum, timeout):
     no_partial_files(tmp_path)
 
 
-# ---- issue 16, item 7: a worker never prints a traceback ----------------------------
+# ---- a worker never prints a traceback ----------------------------
 
 def test_a_worker_whose_batch_was_killed_ends_quietly(tmp_path):
     # The batch is killed (SIGKILL: no clean-up) while a worker extracts b, which takes
@@ -333,7 +333,7 @@ def test_a_worker_whose_batch_was_killed_ends_quietly(tmp_path):
     no_partial_files(tmp_path / "out")
 
 
-# ---- item 5: one writer per index file ----------------------------------------------
+# ---- one writer per index file ----------------------------------------------
 
 HOLDER = r"""
 import fcntl, os, sys, time

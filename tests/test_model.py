@@ -259,7 +259,7 @@ def test_the_batch_index_line_carries_the_summarys_headline(tmp_path):
 # ---- a summary extract writes, compare reads --------------------------------------
 
 def test_compare_reads_a_summary_whose_kernel_cycles_are_null(tmp_path):
-    # A NULL cycles in the profile is written as null (README, odd data): compare used to
+    # A NULL cycles in the profile is written as null (docs/errors.md, odd data): compare used to
     # refuse the summary extract itself wrote. The stage's sum and the total are unknown
     # for that recording (shown as a dash), never a sum that counts the null as 0.
     from support import badinput as bad

@@ -1,4 +1,4 @@
-"""Hostile outputs (issue 15): devices, FIFOs and sockets where a summary goes, step tables
+"""Hostile outputs: devices, FIFOs and sockets where a summary goes, step tables
 that cannot all be replaced, output folders that cannot be made, a closed stdout.
 
 Every test runs the real CLI: in this process (invoke_extract), or in a subprocess where
@@ -66,7 +66,7 @@ def run_with(args, **popen):
     return done.code, done.stderr
 
 
-# ---- item 1: a device, FIFO or socket as -o ------------------------------------------
+# ---- a device, FIFO or socket as -o ------------------------------------------
 
 def test_single_output_onto_a_character_device_writes_into_it(tmp_path):
     profile = bad.write_base(tmp_path / "case")
@@ -184,7 +184,7 @@ def test_chart_onto_a_character_device_writes_into_it(tmp_path):
     assert stat.S_ISCHR(mode_of(chart))
 
 
-# ---- item 1 in a batch: OUTDIR holds only regular files ------------------------------
+# ---- in a batch: OUTDIR holds only regular files ------------------------------
 
 def batch_input(tmp_path: Path) -> Path:
     bad.write_base(tmp_path / "runs" / "case")
@@ -275,7 +275,7 @@ def test_merge_onto_a_fifo_index_is_one_line(tmp_path):
     assert stat.S_ISFIFO(mode_of(out / "index.jsonl"))
 
 
-# ---- item 7: summary.json, steps.csv and first-body.csv change together ---------------
+# ---- summary.json, steps.csv and first-body.csv change together ---------------
 
 OLD = {name: "old {}\n".format(name).encode() for name in THREE}
 
@@ -347,7 +347,7 @@ def test_single_csv_onto_a_character_device_is_refused_before_anything_changes(t
         assert (out / name).read_bytes() == OLD[name]
 
 
-# ---- item 9: output folders that cannot be made or written ---------------------------
+# ---- output folders that cannot be made or written ---------------------------
 
 def test_batch_outdir_under_a_regular_file_is_one_line(tmp_path):
     runs = batch_input(tmp_path)
@@ -406,7 +406,7 @@ def test_read_only_output_folder_is_one_line(tmp_path, immutable, mode, where):
     assert list(readonly.iterdir()) == []
 
 
-# ---- item 9: a closed or broken standard output --------------------------------------
+# ---- a closed or broken standard output --------------------------------------
 
 def closed_stdout():
     os.close(1)

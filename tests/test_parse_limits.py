@@ -1,7 +1,6 @@
-"""Hostile input, round two (issue 15, items 9, 10, 12): inputs that used to end in
-"unexpected failure", a traceback-free but wrong exit code, non-finite numbers written
-as JSON, or minutes of CPU; each must get one clear line (or, where the input is
-readable, an answer).
+"""Hostile input: inputs that used to end in "unexpected failure", a traceback-free but
+wrong exit code, non-finite numbers written as JSON, or minutes of CPU; each must get one
+clear line (or, where the input is readable, an answer).
 
 Every test runs the real CLI, except the renderers' guard, which no CLI input reaches
 once the inputs are refused (that is its point)."""
@@ -29,7 +28,7 @@ def no_surprise(result) -> None:
     assert "unexpected failure" not in result.stderr, result
 
 
-# ---- rules files (item 9, item 12's byte-order mark) --------------------------------
+# ---- rules files (and a byte-order mark) --------------------------------
 
 def _rules_with_pattern(pattern: str) -> str:
     """The installed rules with a first rule of `pattern` (a TOML literal string)."""
@@ -117,7 +116,7 @@ def test_rules_file_with_a_byte_order_mark_is_read(tmp_path):
     check_error_line(result.stderr, str(twice), r"^not valid TOML: ")
 
 
-# ---- --shard slurm (item 9) -----------------------------------------------------------
+# ---- --shard slurm -----------------------------------------------------------
 
 def _slurm(tmp_path, **variables):
     (tmp_path / "runs" / "a").mkdir(parents=True, exist_ok=True)
@@ -165,7 +164,7 @@ def test_slurm_step_is_still_honoured(tmp_path):
     assert result.code == 0, result
 
 
-# ---- compare: summaries that are not (items 9, 10) -----------------------------------
+# ---- compare: summaries that are not -----------------------------------
 
 def _summary_with(tmp_path, change, name="b") -> Path:
     data = json.loads(SUMMARY_A.read_text())
@@ -340,7 +339,7 @@ def test_renderers_refuse_non_finite_numbers():
                     render(comparison)
 
 
-# ---- views where the spec's tables belong (item 12) ----------------------------------
+# ---- views where the spec's tables belong ----------------------------------
 
 RECURSIVE_PROGRAMS = [
     "ALTER TABLE programs RENAME TO programs_stored",

@@ -1,4 +1,4 @@
-"""Hostile paths (issue 15): batch outputs that would collide, names that are not UTF-8,
+"""Hostile paths: batch outputs that would collide, names that are not UTF-8,
 a linked profile whose log is beside its target, one profile under two spellings in the
 index. Every test runs the real CLI: in this process (invoke_extract), except where a
 name that is not UTF-8 crosses the process boundary (run_extract).
@@ -37,7 +37,7 @@ def relabelled(summary_bytes: bytes, label: str) -> bytes:
     return (json.dumps(summary, indent=2) + "\n").encode("ascii")
 
 
-# ---- item 2: batch arguments with the same folder name -----------------------------
+# ---- batch arguments with the same folder name -----------------------------
 
 def test_equal_argument_names_get_their_parent_folders(tmp_path):
     # PopRT writes every profile to a folder named inference/.
@@ -115,7 +115,7 @@ def test_outputs_that_still_collide_are_refused(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-# ---- item 3: paths that are not UTF-8 ----------------------------------------------
+# ---- paths that are not UTF-8 (docs/errors.md) ----------------------------------------------
 
 def test_a_non_utf8_folder_in_a_batch_beside_good_ones(tmp_path):
     runs = tmp_path / "runs"
@@ -210,7 +210,7 @@ def test_compare_on_non_utf8_paths(tmp_path):
     assert markdown.stdout.decode("utf-8").splitlines()[0] == "| | unit | a\\\\xff | good |"
     as_csv = run_extract("compare", "out", "--format", "csv", cwd=tmp_path)
     assert as_csv.stdout.decode("utf-8").splitlines()[0] == (
-        "section,metric,unit,a\\xff,good,good change %,note,metric_name")  # metric_name: issue 12
+        "section,metric,unit,a\\xff,good,good change %,note,metric_name")  # metric_name: the budget files' metric names
     as_json = json.loads(run_extract("compare", "out/{}/summary.json".format(BAD),
                                      "out/good", "--format", "json", cwd=tmp_path).stdout)
     assert [(r["label"], r["path"]) for r in as_json["recordings"]] == [
@@ -219,7 +219,7 @@ def test_compare_on_non_utf8_paths(tmp_path):
     assert labelled.stdout.decode("utf-8").splitlines()[0] == "| | unit | x\\\\xfe | good |"
 
 
-# ---- item 6: a linked profile whose log is beside its target -----------------------
+# ---- a linked profile whose log is beside its target -----------------------
 
 def _wal_writer(profile: Path) -> subprocess.Popen:
     """Turn `profile` to WAL mode and commit into its log, held open (no checkpoint):
@@ -287,7 +287,7 @@ def test_a_linked_profile_with_a_journal_beside_its_target_is_skipped(tmp_path):
     assert not list((tmp_path / "out").rglob("summary.json"))
 
 
-# ---- item 11: one line per summary in the index ------------------------------------
+# ---- one line per summary in the index ------------------------------------
 
 def test_two_spellings_of_one_folder_leave_one_line_per_summary(tmp_path):
     for folder in ("a", "b"):

@@ -1,12 +1,12 @@
 """The start/end check, the step pass and the aggregate queries: one connection, in order.
 
-Until issue 16 the start/end check and the two memory aggregates ran on a second
-connection in a thread, beside the pass (profile.TableScans). Weighed on bench/size.py
-with and without it in the same runs, the thread did not earn the 10% a thread must
-(BENCHMARKS.md), and was removed. What it promised stays and is held here: the
-start/end error before the pass's, the pass's before the aggregates', no query left
-running and no thread left behind. (tests/support/badinput.py holds the same orders among its
-bad-input cases.)"""
+Until the table scans were weighed (BENCHMARKS.md), the start/end check and the two
+memory aggregates ran on a second connection in a thread, beside the pass
+(profile.TableScans). Weighed on bench/size.py with and without it in the same runs, the
+thread did not earn the 10% a thread must, and was removed. What it promised stays and
+is held here: the start/end error before the pass's, the pass's before the aggregates',
+no query left running and no thread left behind. (tests/support/badinput.py holds the
+same orders among its bad-input cases.)"""
 
 import re
 import sqlite3

@@ -2,7 +2,7 @@
 
 Every case is code: `damage(folder)` changes a fresh copy of the baseline case (the
 11-step trace of fixtures/edge/README.md, `profile.pop` + `pva-double.json`), and
-`expect` says what extract must answer (the README's "Bad input" section gives the reasons):
+`expect` says what extract must answer (docs/errors.md gives the reasons):
 
 - `Error(pattern)`: exit 1, one line `extract: error: <profile>: <problem>` matching it;
 - `Summary(change)`: exit 0 and exactly the baseline's hand-worked summary, changed by

@@ -1,5 +1,5 @@
 """The file-system fuzz layer: random kinds of file where extract reads and writes, and
-the README's promises about them (tests/test_fuzz_fs.py runs it; docs/fuzzing.md).
+docs/errors.md's promises about them (tests/test_fuzz_fs.py runs it; docs/fuzzing.md).
 
 An example is drawn from a seed alone (`random.Random("fsfuzz:SEED:MODE:N")`), so any
 failing one is rebuilt and rerun by
@@ -440,7 +440,7 @@ def read(path):
 # ---- what a good profile gives --------------------------------------------------------
 
 def shown(path) -> str:
-    """A path as extract shows it (README, "Paths that are not UTF-8"): each byte that
+    """A path as extract shows it (docs/errors.md, "Paths that are not UTF-8"): each byte that
     is not UTF-8 as `\\xNN`."""
     return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
 

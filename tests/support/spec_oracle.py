@@ -9,7 +9,7 @@ hold the extractor's output against it for profiles nobody worked out by hand.
 
 Where the data cannot mean what the spec needs, it raises `Refused` instead: the
 extractor must then exit 1 with a one-line error. These are the decisions of
-the README's "Bad input" section, restated independently:
+docs/errors.md, restated independently:
 
 - a required table or column missing; a repeated programs.id, compute_sets.compute_set
   or steps.id;

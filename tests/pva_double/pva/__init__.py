@@ -1,7 +1,7 @@
 """A stand-in for PopVision's Python API (`pva`), for tests without the Poplar SDK.
 
 It serves the slice of the real API that the extractor uses, from a `pva-double.json`
-beside the profile (format: /work/shared/docs/fixtures.md, mirrored in fixtures/README.md):
+beside the profile (its format: fixtures/README.md):
 
     report = pva.openReport("case/profile.pop")        # reads case/pva-double.json
     for program in report.compilation.programs:         # in the JSON's order
