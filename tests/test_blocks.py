@@ -33,8 +33,8 @@ import pytest
 
 from support.blocks_oracle import oracle_blocks, same
 from support.cases import generator, sha256
-from support.cli import invoke_extract
 from support.checks import index_by
+from support.cli import invoke_extract
 
 REPO = Path(__file__).resolve().parent.parent
 EDGE = REPO / "fixtures" / "edge"
@@ -230,11 +230,11 @@ def test_markdown_table_of_the_statistics():
     lines = result.stdout.decode("utf-8").splitlines()
     # Hand-checked: see the module's docstring (multi-ipu).
     assert lines[2:] == [
-        "| fused QKV projection | 2 | 510 | 530.0 | 530.0 | 550 | 20.0 | run 1, block 0 "
-        "| run 1, block 1 |",
+        ("| fused QKV projection | 2 | 510 | 530.0 | 530.0 | 550 | 20.0 | run 1, block 0 "
+         "| run 1, block 1 |"),
         "| MLP up | 1 | 840 | 840 | 840.0 | 840 | 0.0 | run 1, block 0 | run 1, block 0 |",
-        "| **total** | 2 | 550 | 950.0 | 950.0 | 1350 | 400.0 | run 1, block 1 "
-        "| run 1, block 0 |"]
+        ("| **total** | 2 | 550 | 950.0 | 950.0 | 1350 | 400.0 | run 1, block 1 "
+         "| run 1, block 0 |")]
     assert lines[0].startswith("| stage | blocks | min | median | mean | max | stdev")
     assert lines[1].count("|") == lines[0].count("|")
 
@@ -495,9 +495,9 @@ def test_random_traces_agree_with_the_oracle():
     from tempfile import TemporaryDirectory
 
     from hypothesis import given, settings
+    from test_pass import _write, trace
 
     from extractor.core.summary import summarize
-    from test_pass import _write, trace
 
     @settings(max_examples=40, deadline=None)
     @given(trace)
@@ -527,7 +527,7 @@ def test_cycles_beyond_32_and_64_bits(tmp_path):
     db.execute("UPDATE steps_by_ipu SET cycles = ? WHERE step_id = 9", (2 ** 33,))
     db.commit()
     db.close()
-    result, got = _blocks(str(profile))
+    _result, got = _blocks(str(profile))
     want = oracle_blocks(profile, str(profile))
     same(got, want)
     assert got["blocks"][0]["cycles"]["fused QKV projection"] == 2 ** 63

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from support.checks import budget_file, one_error
 from support.cli import invoke_extract
 from support.paths import EDGE
 from support.reportpage import A, parse, vouch_for_blocks, write_summary
-from support.checks import budget_file, one_error
-
 
 # ---- budget files ---------------------------------------------------------------------
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from junitparser import Failure, JUnitXml, Skipped
 
+from support.checks import budget_file
 from support.cli import invoke_extract
 from support.paths import GOLDEN, REPO
-from support.checks import budget_file
 
 REFERENCE = GOLDEN / "expected.json"
 EXAMPLE = REPO / "examples" / "budget.toml"
@@ -433,8 +433,8 @@ def test_example_budget_catches_the_b_variant():
     failed = {(c["metric"], c["status"]) for c in checks_of(result)
               if c["status"] != "ok"}
     assert ("stage:PV", "fail") in failed
-    assert ("attention_exchange:cs#_/visual/trunk/blocks/blocks.0/attn/Mul_1/#/Op/Multiply/"
-            "ExchangePre", "missing") in failed
+    assert (("attention_exchange:cs#_/visual/trunk/blocks/blocks.0/attn/Mul_1/#/Op/Multiply/"
+             "ExchangePre"), "missing") in failed
 
 
 # ---- JUnit --------------------------------------------------------------------------

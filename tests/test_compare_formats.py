@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from extractor.compare.formats import FORMATS
 from support.cli import invoke_extract
 from support.paths import FIXTURES
-from extractor.compare.formats import FORMATS
 
 RECORDINGS = (FIXTURES / "vit-f8weight" / "expected.json",
               FIXTURES / "vit-f8weight-b" / "expected.json")

@@ -5,7 +5,8 @@ reads and writes, run alone and in a batch, held against docs/errors.md's promis
 
 Reduced for CI (a fixed set of examples, well under a minute). A longer run:
 
-    EXTRACT_FSFUZZ_EXAMPLES=2000 EXTRACT_FSFUZZ_SEED=1 .venv/bin/python -m pytest -q tests/test_fuzz_fs.py
+    EXTRACT_FSFUZZ_EXAMPLES=2000 EXTRACT_FSFUZZ_SEED=1 \\
+        .venv/bin/python -m pytest -q tests/test_fuzz_fs.py
 
 (docs/fuzzing.md records the last long run). A failing example prints its layout and
 the command that rebuilds and reruns it alone: `python tests/support/fsfuzz.py MODE N --seed S`.

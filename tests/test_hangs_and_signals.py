@@ -4,8 +4,8 @@ catastrophically (--timeout), two batches on one index, SIGTERM and SIGHUP, work
 whose parent is gone. Every extract here runs as a user runs it, in a subprocess."""
 
 import os
-import stat
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from support import badinput as bad
+from support.checks import index_by, no_partial_files, the_error_line
 from support.cli import extract_command, run_extract
 from support.paths import PVA_DOUBLE, REPO
-from support.checks import index_by, no_partial_files, the_error_line
 
 # Generous limits for a process that must end by itself: only "it ended" is asserted.
 ENDS_WITHIN = 60
@@ -297,7 +297,7 @@ def test_a_stopped_single_run_ends_like_ctrl_c(tmp_path, signum, timeout):
 
         _wait_for(ready, "extract never got ready for the signal")
         run.send_signal(signum)
-        stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
+        _stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
     finally:
         if run.poll() is None:
             run.kill()
@@ -476,8 +476,9 @@ def test_an_answer_that_cannot_be_pickled_still_reaches_the_index():
     # worker's guard is checked on its own, over a real pipe: the parent gets a failed
     # entry of plain text, not a worker dead of a PicklingError traceback.
     import multiprocessing
-    from extractor.batch.worker import _answer
+
     from extractor.batch.discover import BatchItem
+    from extractor.batch.worker import _answer
 
     parent, child = multiprocessing.Pipe()
     item = BatchItem(Path("in/p/profile.pop"), "in/p/profile.pop", "p")
@@ -504,7 +505,7 @@ def test_a_single_run_whose_extracting_process_dies_says_so_in_one_line(tmp_path
                                                           signal.SIGTERM),
                   "no extracting process")
         os.kill(_children(run.pid)[0], signal.SIGKILL)
-        stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
+        _stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
     finally:
         if run.poll() is None:
             run.kill()

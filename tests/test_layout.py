@@ -49,7 +49,7 @@ def test_the_wheel_carries_every_subpackage(tmp_path, wheel):
 
     def extract(*args):
         done = subprocess.run([sys.executable, "-m", "extractor"] + list(args), cwd=str(work),
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                              env=env, capture_output=True, check=False)
         assert done.returncode == 0, done.stderr.decode()
         return done.stdout
 
@@ -58,7 +58,7 @@ def test_the_wheel_carries_every_subpackage(tmp_path, wheel):
     assert table.startswith(b"section,metric,unit,a,b,") and (work / "chart.svg").exists()
     assert b"steps" in extract("inspect", "runs/a/profile.pop", "--no-pva")
     # ...and it was the wheel's copy that ran, not the checkout's.
-    where = subprocess.run([sys.executable, "-c", "import extractor.batch.run as m; "
-                            "print(m.__file__)"], cwd=str(work), env=env,
+    where = subprocess.run([sys.executable, "-c", ("import extractor.batch.run as m; "
+                             "print(m.__file__)")], cwd=str(work), env=env,
                            stdout=subprocess.PIPE, check=True).stdout.decode().strip()
     assert where.startswith(str(tmp_path / "site")), where

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from support.cases import copy_case, golden_case_folder, sha256
+from support.checks import index_by
 from support.cli import invoke_extract, run_extract
 from support.paths import EDGE, GOLDEN, GOLDEN_PROFILE_ARG, REPO
-from support.checks import index_by
 
 EXPECTED_TEXT = (GOLDEN / "expected.json").read_text(encoding="ascii")
 EDGE_CASES = sorted(p.name for p in EDGE.iterdir() if (p / "profile.pop").exists())

@@ -14,12 +14,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_bad_input import check_error_line, summary_text
 
 from support import badinput as bad
-from support.cases import sha256
-from support.cli import invoke_extract, run_extract
-from test_bad_input import check_error_line, summary_text
 from support.checks import no_partial_files
+from support.cli import invoke_extract, run_extract
 
 TABLES = ("steps.csv", "first-body.csv")
 THREE = TABLES + ("summary.json",)
@@ -216,7 +215,8 @@ def test_batch_never_writes_into_nor_replaces_a_special_file(tmp_path, name, kin
                          "FIFO \\(named pipe\\)" if kind == "fifo" else "character device"))
     assert (stat.S_ISFIFO if kind == "fifo" else stat.S_ISCHR)(mode_of(special))
     assert index_entry(out)["status"] == "failed"
-    assert sorted(p.name for p in out.iterdir()) == sorted([".index.jsonl.lock", "index.jsonl", name])
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [".index.jsonl.lock", "index.jsonl", name])
 
 
 def test_batch_summary_that_is_a_symbolic_link_is_refused_not_followed(tmp_path):

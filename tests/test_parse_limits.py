@@ -12,12 +12,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from test_bad_input import check_error_line
 
 from support import badinput as bad
 from support.cases import sha256
 from support.cli import invoke_extract
 from support.paths import GOLDEN, REPO
-from test_bad_input import check_error_line
 
 SUMMARY_A = GOLDEN / "expected.json"  # the golden recording (the reference summary)
 RULES = REPO / "stage_rules.toml"
@@ -135,8 +135,8 @@ def _slurm(tmp_path, **variables):
     ({"SLURM_ARRAY_TASK_ID": "4.0"}, r"^SLURM_ARRAY_TASK_ID='4.0': not a whole number"),
     ({"SLURM_ARRAY_TASK_ID": "\u0664"}, r"^SLURM_ARRAY_TASK_ID='.': not a whole number"),
     ({"SLURM_ARRAY_TASK_ID": "1_0"}, r"^SLURM_ARRAY_TASK_ID='1_0': not a whole number"),
-    ({"SLURM_ARRAY_TASK_ID": "9" * 5000}, r"^SLURM_ARRAY_TASK_ID='9+\.\.\.': not a whole "
-                                          r"number"),
+    ({"SLURM_ARRAY_TASK_ID": "9" * 5000}, (r"^SLURM_ARRAY_TASK_ID='9+\.\.\.': not a whole "
+                                           r"number")),
     ({"SLURM_ARRAY_TASK_COUNT": "0"}, r"^SLURM_ARRAY_TASK_COUNT=0: .*1 or more"),
     ({"SLURM_ARRAY_TASK_ID": "3"}, r"^SLURM array task 3 is below SLURM_ARRAY_TASK_MIN=4"),
     ({"SLURM_ARRAY_TASK_ID": "7"}, r"^SLURM array task 7 is outside its 3 tasks"),
@@ -343,18 +343,18 @@ def test_renderers_refuse_non_finite_numbers():
 
 RECURSIVE_PROGRAMS = [
     "ALTER TABLE programs RENAME TO programs_stored",
-    "CREATE VIEW programs AS WITH RECURSIVE r(id, name) AS (SELECT 1, 'x' UNION ALL "
-    "SELECT id + 1, name FROM r) SELECT id, name FROM r",
+    ("CREATE VIEW programs AS WITH RECURSIVE r(id, name) AS (SELECT 1, 'x' UNION ALL "
+     "SELECT id + 1, name FROM r) SELECT id, name FROM r"),
 ]
 OVERFLOWING_PROGRAMS = [
     "ALTER TABLE programs RENAME TO programs_stored",
-    "CREATE VIEW programs AS SELECT id + 9223372036854775807 AS id, name "
-    "FROM programs_stored",
+    ("CREATE VIEW programs AS SELECT id + 9223372036854775807 AS id, name "
+     "FROM programs_stored"),
 ]
 OVERFLOWING_MEMORY = [
     "ALTER TABLE memory_by_tile RENAME TO memory_stored",
-    "CREATE VIEW memory_by_tile AS SELECT total * 9223372036854775807 AS total "
-    "FROM memory_stored",
+    ("CREATE VIEW memory_by_tile AS SELECT total * 9223372036854775807 AS total "
+     "FROM memory_stored"),
 ]
 GENEROUS = 120  # seconds: the old code ran for minutes on the recursive view
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from support import badinput as bad
 from support.cases import copy_case
+from support.checks import index_lines, one_error
 from support.cli import invoke_extract, run_extract
 from support.paths import EDGE
-from support.checks import index_lines, one_error
 
 BAD = os.fsdecode(b"a\xff")  # a folder name that is not UTF-8: the byte 0xff
 BAD_SHOWN = "a\\xff"  # how extract shows it: the byte escaped, as Python's \\xNN
@@ -209,8 +209,9 @@ def test_compare_on_non_utf8_paths(tmp_path):
     # Markdown escapes the backslash itself; CSV and JSON carry the label as shown.
     assert markdown.stdout.decode("utf-8").splitlines()[0] == "| | unit | a\\\\xff | good |"
     as_csv = run_extract("compare", "out", "--format", "csv", cwd=tmp_path)
+    # metric_name: the budget files' metric names
     assert as_csv.stdout.decode("utf-8").splitlines()[0] == (
-        "section,metric,unit,a\\xff,good,good change %,note,metric_name")  # metric_name: the budget files' metric names
+        "section,metric,unit,a\\xff,good,good change %,note,metric_name")
     as_json = json.loads(run_extract("compare", "out/{}/summary.json".format(BAD),
                                      "out/good", "--format", "json", cwd=tmp_path).stdout)
     assert [(r["label"], r["path"]) for r in as_json["recordings"]] == [
@@ -281,9 +282,9 @@ def test_a_linked_profile_with_a_journal_beside_its_target_is_skipped(tmp_path):
     shutil.copy(str(CASE / "pva-double.json"), str(tmp_path / "runs" / "a"))
     batch = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert batch.code == 0, batch
-    assert any(l.startswith("extract: note: runs/a/profile.pop: it resolves to ")
-               and l.endswith(", and profile.pop-journal is beside that: still being "
-                              "written, skipped") for l in batch.stderr.splitlines()), batch
+    assert any(line.startswith("extract: note: runs/a/profile.pop: it resolves to ")
+               and line.endswith(", and profile.pop-journal is beside that: still being "
+                                 "written, skipped") for line in batch.stderr.splitlines()), batch
     assert not list((tmp_path / "out").rglob("summary.json"))
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+
 from support.paths import PVA_DOUBLE, REPO
 
 pytest.importorskip("mypy", reason="mypy runs on Python 3.10 and newer only")

@@ -4,15 +4,14 @@ real CLI. The batch here is real (`extract runs -o out --blocks`); a profile is 
 slower or truncated between two runs, as a user's would be.
 """
 
-import json
 import sqlite3
 from pathlib import Path
 
 from support.cases import copy_case
+from support.checks import index_by, one_error
 from support.cli import invoke_extract
 from support.paths import EDGE
 from support.reportpage import parse
-from support.checks import index_by, one_error
 
 GATE = '[budgets]\n"stage:*" = "+2%"\n"stages:total" = "+1%"\n'
 

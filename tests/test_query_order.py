@@ -14,11 +14,11 @@ import threading
 
 import pytest
 
+from extractor.core.profile import Profile
+from extractor.core.summary import summarize
 from support.cases import copy_case, golden_case_folder
 from support.cli import run_extract
 from support.paths import EDGE
-from extractor.core.profile import Profile
-from extractor.core.summary import summarize
 
 
 def _spoil(profile, *statements):
@@ -38,12 +38,12 @@ def _extract(tmp_path, profile):
 
 
 START_END = (r"step \d+: steps_by_ipu\.cycles_base is text 'soon', not a number$",
-             "UPDATE steps_by_ipu SET cycles_base = 'soon' WHERE rowid = "
-             "(SELECT max(rowid) FROM steps_by_ipu)")
+             ("UPDATE steps_by_ipu SET cycles_base = 'soon' WHERE rowid = "
+              "(SELECT max(rowid) FROM steps_by_ipu)"))
 PASS = (r"step \d+: steps_by_ipu\.cycles is text 'many', not a whole number$",
         "UPDATE steps_by_ipu SET cycles = 'many'")
-AGGREGATE = (r"table 'memory_by_tile', column 'total' holds text 'lots' where a whole "
-             r"number belongs$", "UPDATE memory_by_tile SET total = 'lots' WHERE rowid = 1")
+AGGREGATE = ((r"table 'memory_by_tile', column 'total' holds text 'lots' where a whole "
+              r"number belongs$"), "UPDATE memory_by_tile SET total = 'lots' WHERE rowid = 1")
 
 
 @pytest.mark.parametrize("faults, reported", [

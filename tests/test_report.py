@@ -73,7 +73,8 @@ def test_header_table_chart_and_failures(tmp_path):
     rows = rows_of(page)
     assert [r.find("th").attrs["data-s"] for r in rows] == ["1-golden", "2-variant", "3-small"]
     assert rows[0].classes == ["baseline"]  # the first, by default
-    assert rows[0].find("th").attrs["title"] == "../poprt/profile_logs_f8weight/inference/profile.pop"
+    assert rows[0].find("th").attrs["title"] == \
+        "../poprt/profile_logs_f8weight/inference/profile.pop"
     headings = [th.text() for th in page.find("table", id="recordings").find_all("th")
                 if th.attrs.get("scope") == "col"]
     assert headings == ["recording", "fused QKV projection", "QK transpose", "PV",
@@ -117,8 +118,8 @@ def test_header_table_chart_and_failures(tmp_path):
 
     failures = page.find("table", cls="failures").find("tbody").find_all("tr")
     assert [[td.text() for td in tr.find_all("td")] for tr in failures] == [
-        ["runs/4-bad/profile.pop", "runs/4-bad/profile.pop: not a profile: <file is not a "
-                                   "database>"]]
+        ["runs/4-bad/profile.pop", ("runs/4-bad/profile.pop: not a profile: <file is not a "
+                                    "database>")]]
     warned = page.find("ul", cls="warnings")
     assert warned.text().strip() == 'runs/2-variant/profile.popno kernel <step> matches & "so on"'
     assert page.find_all(id="heat-maps") == [] and page.find_all(id="budget") == []
@@ -346,12 +347,11 @@ def test_the_wheel_carries_the_templates(tmp_path, wheel):
     # the unpacked wheel, run from elsewhere, finds them
     env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
     done = subprocess.run([sys.executable, "-m", "extractor", "report", str(A)],
-                          cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE)
+                          cwd=str(tmp_path), env=env, capture_output=True, check=False)
     assert done.returncode == 0, done.stderr
     assert len(rows_of(parse(done.stdout))) == 1
     where = subprocess.run([sys.executable, "-c", "import extractor; print(extractor.__file__)"],
-                           cwd=str(tmp_path), env=env, stdout=subprocess.PIPE)
+                           cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, check=False)
     assert where.stdout.decode().startswith(str(tmp_path / "site"))  # not the checkout's
 
 

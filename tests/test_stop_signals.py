@@ -50,7 +50,7 @@ def held_run(tmp_path, args, signum):
             assert time.monotonic() < end, "never reached its rename"
             time.sleep(0.02)
         run.send_signal(signum)
-        stdout, stderr = run.communicate(timeout=30)
+        _stdout, stderr = run.communicate(timeout=30)
     finally:
         if run.poll() is None:
             run.kill()

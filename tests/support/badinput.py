@@ -23,7 +23,7 @@ from typing import Callable, NamedTuple
 from support.paths import FIXTURES
 
 sys.path.insert(0, str(FIXTURES))
-import generate as g  # noqa: E402
+import generate as g
 
 BASE_KERNELS = [g.K4, g.K7]
 
@@ -187,7 +187,8 @@ def _step_column(step, column, value, table="steps_by_ipu", key="step_id"):
 def corpus():
     cases = [
         # Not SQLite at all.
-        Case("text file", write_bytes(b"step,cycles\n1,40\n" * 200), Error(r"not an SQLite database$")),
+        Case("text file", write_bytes(b"step,cycles\n1,40\n" * 200),
+             Error(r"not an SQLite database$")),
         Case("png", write_bytes(PNG), Error(r"not an SQLite database$")),
         Case("gzip", write_bytes(b"\x1f\x8b\x08\x00" + bytes(range(256)) * 8),
              Error(r"not an SQLite database$")),

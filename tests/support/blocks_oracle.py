@@ -84,8 +84,8 @@ def _stats(entries):
     return {
         "blocks": n, "min": low, "median": _median(values), "mean": sum(values) / n,
         "max": high, "stdev": math.sqrt(variance),
-        "min_at": [[r, b] for v, r, b in entries if v == low][0],
-        "max_at": [[r, b] for v, r, b in entries if v == high][0],
+        "min_at": next([r, b] for v, r, b in entries if v == low),
+        "max_at": next([r, b] for v, r, b in entries if v == high),
     }
 
 

@@ -52,7 +52,7 @@ def run_extract(*args, cwd=None, pva=True, env=None, timeout=120, prefix=(), **p
     popen.setdefault("stdout", subprocess.PIPE)
     completed = subprocess.run(list(prefix) + extract_command() + [str(a) for a in args],
                                cwd=cwd, env=environment, stderr=subprocess.PIPE,
-                               timeout=timeout, **popen)
+                               timeout=timeout, check=False, **popen)
     return Result(completed)
 
 

@@ -88,7 +88,7 @@ def _read(db, table, columns, text=()):
     for column in columns:
         if column not in names:
             raise Refused("no column {}.{}".format(table, column))
-    parts = ['CAST("{0}" AS TEXT)'.format(c) if c in text else '"{}"'.format(c)
+    parts = ['CAST("{}" AS TEXT)'.format(c) if c in text else '"{}"'.format(c)
              for c in columns]
     try:
         order = " ORDER BY rowid"
@@ -149,7 +149,7 @@ def oracle_summary(profile, label: str) -> dict:
             categories = _read(db, "var_categories", REQUIRED["var_categories"])
             memory = _read(db, "memory_by_tile", REQUIRED["memory_by_tile"])
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-            raise Unreadable("SQLite cannot read it: {}".format(exc))
+            raise Unreadable("SQLite cannot read it: {}".format(exc)) from exc
     finally:
         db.close()
     _unique(programs, 0, "programs.id")

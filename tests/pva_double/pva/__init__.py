@@ -301,7 +301,7 @@ def _load(path):
     double = os.path.join(os.path.dirname(os.path.abspath(path)), "pva-double.json")
     if not os.path.isfile(double):
         raise FileNotFoundError("no pva-double.json beside it ({})".format(double))
-    with open(double, "r", encoding="utf-8") as handle:
+    with open(double, encoding="utf-8") as handle:
         data = json.load(handle)
     crash = data.get("_test_crash")
     if crash:  # a test of crash isolation: die as a segfault in pva's C++ core would
