@@ -14,6 +14,7 @@ import pytest
 
 from support import badinput as bad
 from support.cases import copy_case, golden_case_folder, sha256
+from support.checks import index_by
 from support.cli import invoke_extract
 from support.paths import EDGE
 from support.spec_oracle import Refused, oracle_summary
@@ -158,8 +159,7 @@ def test_corpus_inside_a_batch(tmp_path):
     assert {str(p): sha256(p) for p in runs.rglob("*") if p.is_file()} == before
     assert sorted(str(p) for p in runs.rglob("*")) == names_before
     out = tmp_path / "out"
-    entries = {e["profile"]: e for e in
-               (json.loads(line) for line in (out / "index.jsonl").read_text().splitlines())}
+    entries = index_by(out, "profile")
     lines = result.stderr.splitlines()
     # Every good profile: written, indexed, and the bytes a single run writes.
     for folder in GOOD:

@@ -353,9 +353,7 @@ def test_sigkill_at_any_moment_then_rerun_finishes_exactly_the_rest(tmp_path):
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         _assert_consistent(out, expected)
-    finished = {e["profile"] for e in (json.loads(line) for line in
-                                       (out / "index.jsonl").read_text().splitlines())
-                if e["status"] in ("ok", "up to date")}
+    finished = {e["profile"] for e in index_lines(out) if e["status"] in ("ok", "up to date")}
     assert 0 < len(finished) < total
     rerun = invoke_extract("runs", "-o", "out", "-j", "2", cwd=tmp_path)
     assert rerun.code == 0, rerun

@@ -14,6 +14,7 @@ import tracemalloc
 from pathlib import Path
 
 from support.cases import copy_case
+from support.checks import index_lines
 from support.cli import invoke_extract, pva_double
 from support.paths import EDGE, FIXTURES, GOLDEN, GOLDEN_PROFILE_ARG
 
@@ -244,7 +245,7 @@ def test_batch_writes_tables_beside_each_summary_and_tracks_them(tmp_path):
         _, steps = read_csv(folder / "steps.csv")
         assert len(steps) == len(sql_step_rows(profile))
         assert (folder / "first-body.csv").exists()
-    entries = [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
+    entries = index_lines(out)
     assert all(e["csv"] is True for e in entries)
 
     result = invoke_extract(inputs, "-o", out, "--csv")

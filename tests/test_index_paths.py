@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from support.cases import copy_case
+from support.checks import index_lines
 from support.cli import invoke_extract, run_extract
 from support.paths import EDGE
 
@@ -52,7 +53,7 @@ def old_line(output: str, digest: str, profile: str = "runs/a/profile.pop") -> d
 
 
 def lines_of(out: Path) -> list:
-    return [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
+    return index_lines(out)
 
 
 def ended_well(result) -> None:

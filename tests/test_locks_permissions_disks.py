@@ -17,6 +17,7 @@ from test_bad_input import check_error_line, folder_state, summary_text
 
 from support import badinput as bad
 from support.cases import copy_case, sha256
+from support.checks import index_by, index_lines
 from support.cli import invoke_extract, run_extract
 from support.paths import EDGE, REPO
 
@@ -321,7 +322,7 @@ def test_hostile_folder_names_stay_inside_the_output_folder(tmp_path):
     for path in written:
         assert os.path.realpath(str(path)).startswith(real_out + os.sep)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "runs"]
-    entries = [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
+    entries = index_lines(out)
     assert sorted(e["output"] for e in entries) == sorted(
         "out/{}/in/summary.json".format(n) for n in HOSTILE_FOLDERS)
 
@@ -414,9 +415,7 @@ def test_unreadable_and_locked_profiles_in_a_batch_of_good_ones(tmp_path):
     assert ("extract: note: runs/c-locked/profile.pop: profile.pop-journal beside it: "
             "still being written, skipped") in lines
     assert lines[-1] == "3 extracted, 0 up to date, 1 failed"
-    entries = {e["profile"]: e for e in (json.loads(line) for line in
-                                         (tmp_path / "out" / "index.jsonl").read_text()
-                                         .splitlines())}
+    entries = index_by(tmp_path / "out", "profile")
     for path in good:
         label = "runs/{}/profile.pop".format(path.parent.name)
         assert entries[label]["status"] == "ok"

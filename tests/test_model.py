@@ -22,6 +22,7 @@ from extractor.core.model import (
 from extractor.core.steps import STEP_FIELDS
 from extractor.errors import SummaryFileError
 from support.cases import copy_case, golden_case_folder
+from support.checks import index_lines
 from support.cli import invoke_extract
 from support.paths import FIXTURES, GOLDEN
 
@@ -253,8 +254,7 @@ def test_the_batch_index_line_carries_the_summarys_headline(tmp_path):
     copy_case(golden_case_folder(), tmp_path / "runs" / "golden")
     result = invoke_extract("runs", "-o", "out", "-j", "1", cwd=tmp_path)
     assert result.code == 0, result
-    (entry,) = [json.loads(line) for line in (tmp_path / "out" / "index.jsonl").read_text()
-                .splitlines()]
+    (entry,) = index_lines(tmp_path / "out")
     summary = Summary.read(tmp_path / "out" / "golden" / "summary.json")
     assert summary.data == dict(raw(A), profile=summary.profile)
     for key, value in summary.headline().items():
