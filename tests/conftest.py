@@ -1,196 +1,22 @@
-"""Shared helpers: run the real `extract` console script, find fixtures, hash files."""
+"""pytest fixtures shared by the tests; the helpers they use live in tests/support/
+(see its __init__.py)."""
 
-import hashlib
 import os
-import shutil
-import signal
 import subprocess
 import sys
-import traceback
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO / "fixtures"
-PVA_DOUBLE = REPO / "tests" / "pva_double"
-GOLDEN = FIXTURES / "vit-f8weight"
-GOLDEN_PROFILE_ARG = "../poprt/profile_logs_f8weight/inference/profile.pop"
-EDGE = FIXTURES / "edge"
-
-
-def extract_command():
-    """The installed console script beside this Python, else `python -m extractor`."""
-    script = Path(sys.executable).with_name("extract")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "extractor"]
-
-
-class Result:
-    def __init__(self, completed):
-        self.code = completed.returncode
-        self.stdout = completed.stdout
-        self.stderr = completed.stderr.decode("utf-8", "replace")
-
-    def __repr__(self):
-        return "<exit {} stderr={!r}>".format(self.code, self.stderr[-2000:])
-
-
-def pva_double():
-    """The pva stand-in (tests/pva_double), imported in this process, for library tests;
-    sys.path is left as it was."""
-    sys.path.insert(0, str(PVA_DOUBLE))
-    try:
-        import pva
-    finally:
-        sys.path.remove(str(PVA_DOUBLE))
-    return pva
-
-
-def run_extract(*args, cwd=None, pva=True, env=None, timeout=120, prefix=(), **popen):
-    """Run `extract ARGS...` as a user would, in a subprocess: for what crosses a process
-    boundary (signals, terminals, permissions, crashes, imports, a missing pva). `pva` puts
-    the stand-in on PYTHONPATH; `prefix` goes before the command (`setpriv ...`); `popen`:
-    more subprocess.run arguments (preexec_fn, stdin, stdout: a pipe unless given)."""
-    environment = dict(os.environ)
-    environment.pop("PYTHONPATH", None)
-    if pva:
-        environment["PYTHONPATH"] = str(PVA_DOUBLE)
-    environment.update(env or {})
-    popen.setdefault("stdout", subprocess.PIPE)
-    completed = subprocess.run(list(prefix) + extract_command() + [str(a) for a in args],
-                               cwd=cwd, env=environment, stderr=subprocess.PIPE,
-                               timeout=timeout, **popen)
-    return Result(completed)
-
-
-# Commands that take no --timeout; any other first argument runs the default command.
-_NO_TIMEOUT = ("compare", "inspect", "stages", "merge", "doctor", "table", "report",
-               "--version", "-h", "--help")
-_CATCHABLE = [s for s in (getattr(signal, name, None) for name in
-                          ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", "SIGCHLD"))
-              if s is not None]
-
-
-class InProcessResult:
-    """What run_extract's Result has: `code`, `stdout` (bytes), `stderr` (text)."""
-
-    def __init__(self, code, stdout, stderr):
-        self.code = code
-        self.stdout = stdout
-        self.stderr = stderr
-
-    def __repr__(self):
-        return "<exit {} stderr={!r}>".format(self.code, self.stderr[-2000:])
-
-
-def _pva_modules():
-    return [name for name in sys.modules if name == "pva" or name.startswith("pva.")]
-
-
-def _runner(runner_class):
-    try:  # click before 8.2 mixes stderr into stdout unless told not to
-        return runner_class(mix_stderr=False)
-    except TypeError:  # click 8.2 and later (typer 0.29's): always apart
-        return runner_class()
-
-
-class InProcessTimeout(BaseException):
-    """An in-process run took longer than its `timeout`: not an Exception, so that the CLI's
-    catch-all does not turn it into an error line; the test fails with it."""
-
-
-def invoke_extract(*args, cwd=None, pva=True, env=None, timeout=120):
-    """Run `extract ARGS...` in this process (typer's CliRunner on extractor.cli.app): the
-    same exit code, stdout bytes and stderr as run_extract, without a new interpreter's
-    start-up. For everything that does not test a process boundary. `pva`: the stand-in
-    is importable (else no pva is: where one is installed, this falls back to
-    run_extract, as it does for an env with PYTHONPATH). `timeout`: seconds before the run
-    is interrupted (SIGALRM) and the test fails, as run_extract's would. A single run
-    gets `--timeout 0` unless it gives one (the default forks a watcher: it would fork
-    pytest). The signal handlers the CLI installs, sys.path, the
-    working folder and sys.modules' pva are put back afterwards; an exception the CLI let
-    escape (a traceback in a real run) is added to stderr."""
-    import importlib.util
-
-    from typer.testing import CliRunner
-
-    from extractor.cli import app
-
-    if "PYTHONPATH" in (env or {}):  # means nothing in this process
-        return run_extract(*args, cwd=cwd, pva=pva, env=env, timeout=timeout)
-    args = [str(a) for a in args]
-    if (not args or args[0] not in _NO_TIMEOUT) and "--timeout" not in args:
-        args += ["--timeout", "0"]
-    handlers = {signum: signal.getsignal(signum) for signum in _CATCHABLE}
-    stashed = {name: sys.modules.pop(name) for name in _pva_modules()}
-    folder = os.getcwd()
-    if pva:
-        sys.path.insert(0, str(PVA_DOUBLE))
-    elif importlib.util.find_spec("pva") is not None:  # a real one: cannot hide it here
-        sys.modules.update(stashed)
-        return run_extract(*args, cwd=cwd, pva=False, env=env, timeout=timeout)
-
-    def hang(*_):
-        raise InProcessTimeout("extract {} took more than {} s".format(args, timeout))
-
-    alarm = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(int(timeout))
-    try:
-        if cwd is not None:
-            os.chdir(str(cwd))
-        result = _runner(CliRunner).invoke(app, args, env=env, prog_name="extract")
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, alarm)
-        os.chdir(folder)
-        if pva:
-            sys.path.remove(str(PVA_DOUBLE))
-        for name in _pva_modules():
-            del sys.modules[name]
-        sys.modules.update(stashed)
-        for signum, handler in handlers.items():
-            if handler is not None and signal.getsignal(signum) is not handler:
-                signal.signal(signum, handler)
-    stderr = result.stderr_bytes.decode("utf-8", "replace")
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        stderr += "".join(traceback.format_exception(*result.exc_info))
-    return InProcessResult(result.exit_code, result.stdout_bytes, stderr)
-
-
-def generator():
-    """fixtures/generate.py, the fixtures' generator, loaded once (as the module
-    `fixtures_generate`: its dataclasses look their module up in sys.modules)."""
-    name = "fixtures_generate"
-    if name not in sys.modules:
-        import importlib.util
-
-        spec = importlib.util.spec_from_file_location(name, str(FIXTURES / "generate.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-def sha256(path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def copy_case(source: Path, target: Path) -> Path:
-    """Copy a fixture folder (profile.pop + pva-double.json) and return the profile path."""
-    target.mkdir(parents=True, exist_ok=True)
-    for name in ("profile.pop", "pva-double.json"):
-        shutil.copy2(str(source / name), str(target / name))
-    return target / "profile.pop"
-
-
-def golden_case_folder() -> Path:
-    return GOLDEN / "poprt" / "profile_logs_f8weight" / "inference"
+from support.cases import copy_case, golden_case_folder
+from support.paths import REPO
 
 
 @pytest.fixture
 def golden_profile(tmp_path):
     """A private copy of the golden fixture, laid out as in the reference's path."""
-    return copy_case(golden_case_folder(), tmp_path / "poprt" / "profile_logs_f8weight" / "inference")
+    return copy_case(golden_case_folder(),
+                     tmp_path / "poprt" / "profile_logs_f8weight" / "inference")
 
 
 @pytest.fixture(scope="session")
@@ -209,6 +35,6 @@ def wheel(tmp_path_factory) -> Path:
         if not list(dist.glob("popvision_extractor-*.whl")):
             done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
                                    "-w", str(dist), str(REPO)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                  capture_output=True, check=False)
             assert done.returncode == 0, done.stderr.decode()[-2000:]
     return next(dist.glob("popvision_extractor-*.whl"))

@@ -1,4 +1,4 @@
-"""The bad-input corpus (tests/badinput.py) through the real console script: each case
+"""The bad-input corpus (tests/support/badinput.py) through the real console script: each case
 alone, and all of them inside one batch beside good profiles.
 
 Always: the input's bytes unchanged and nothing new beside it; an error is one line
@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
-import badinput as bad
-from conftest import EDGE, copy_case, golden_case_folder, invoke_extract, sha256
-from spec_oracle import Refused, oracle_summary
+from support import badinput as bad
+from support.cases import copy_case, golden_case_folder, sha256
+from support.checks import index_by
+from support.cli import invoke_extract
+from support.paths import EDGE
+from support.spec_oracle import Refused, oracle_summary
 
 CASES = bad.corpus()
 PREVIOUS = b"previous summary\n"
@@ -94,7 +97,7 @@ def test_case_alone(tmp_path, case):
     else:
         assert result.code == 0, result
         assert written == expected
-        assert all(l.startswith("extract: warning: ") for l in result.stderr.splitlines())
+        assert all(line.startswith("extract: warning: ") for line in result.stderr.splitlines())
 
 
 def test_oracle_agrees_with_the_hand_worked_cases(tmp_path):
@@ -156,8 +159,7 @@ def test_corpus_inside_a_batch(tmp_path):
     assert {str(p): sha256(p) for p in runs.rglob("*") if p.is_file()} == before
     assert sorted(str(p) for p in runs.rglob("*")) == names_before
     out = tmp_path / "out"
-    entries = {e["profile"]: e for e in
-               (json.loads(l) for l in (out / "index.jsonl").read_text().splitlines())}
+    entries = index_by(out, "profile")
     lines = result.stderr.splitlines()
     # Every good profile: written, indexed, and the bytes a single run writes.
     for folder in GOOD:
@@ -167,7 +169,8 @@ def test_corpus_inside_a_batch(tmp_path):
         data = (out / folder / "summary.json").read_bytes()
         assert entry["summary_sha256"] == __import__("hashlib").sha256(data).hexdigest()
         assert data == invoke_extract(label, cwd=tmp_path).stdout
-    for folder, (kind, pattern) in expected.items():
+    for folder, (expected_kind, expected_pattern) in expected.items():
+        kind, pattern = expected_kind, expected_pattern
         label = "runs/{}/profile.pop".format(folder)
         entry = entries[label]
         summary_file = out / folder / "summary.json"
@@ -180,7 +183,7 @@ def test_corpus_inside_a_batch(tmp_path):
             assert entry["reason"].startswith(label + ": "), entry["reason"][:300]
             assert re.search(pattern, entry["reason"][len(label) + 2:]), entry["reason"][:300]
             assert not summary_file.exists()
-            assert any(l.startswith("extract: error: {}: ".format(label)) for l in lines)
+            assert any(line.startswith("extract: error: {}: ".format(label)) for line in lines)
         else:
             assert entry["status"] == "ok", (folder, entry.get("reason", "")[:300])
             assert summary_file.read_bytes() == pattern, folder
@@ -188,7 +191,7 @@ def test_corpus_inside_a_batch(tmp_path):
         ": broken symbolic link")
     assert entries["runs/links/self/profile.pop"]["reason"].endswith(": symbolic link loop")
     assert not any("links/dir" in label for label in entries)  # a folder, searched
-    assert any("already searched through a symbolic link" in l for l in lines)
+    assert any("already searched through a symbolic link" in line for line in lines)
     # Nothing outside OUTDIR, no partial file inside it.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "runs"]
     assert [p for p in out.rglob("*partial*")] == []

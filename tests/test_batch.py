@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (EDGE, PVA_DOUBLE, REPO, copy_case, extract_command,
-                      golden_case_folder, invoke_extract, sha256)
+from support.cases import copy_case, golden_case_folder, sha256
+from support.checks import index_lines
+from support.cli import extract_command, invoke_extract
+from support.paths import EDGE, PVA_DOUBLE, REPO
 
 GOOD_CASES = ["multi-ipu", "one-anchor", "no-anchors", "compile-only", "unicode-names"]
 
@@ -43,10 +45,6 @@ def summaries(outdir: Path) -> dict:
             for p in sorted(outdir.rglob("summary.json"))}
 
 
-def index_lines(outdir: Path, name="index.jsonl") -> list:
-    return [json.loads(line) for line in (outdir / name).read_text().splitlines()]
-
-
 def test_batch_mirrors_the_tree_and_isolates_failures(tmp_path):
     root = tmp_path / "runs"
     layout = make_tree(root)
@@ -62,11 +60,11 @@ def test_batch_mirrors_the_tree_and_isolates_failures(tmp_path):
         assert json.loads(single.stdout)["profile"] == "runs/{}/profile.pop".format(folder)
     lines = result.stderr.splitlines()
     assert "extract: error: runs/bad/profile.pop: not an SQLite database" in lines
-    assert any("runs/running/profile_a1b2c3.pop: still being written" in l for l in lines)
-    assert any("runs/busy/profile.pop: profile.pop-journal beside it" in l for l in lines)
+    assert any("runs/running/profile_a1b2c3.pop: still being written" in line for line in lines)
+    assert any("runs/busy/profile.pop: profile.pop-journal beside it" in line for line in lines)
     assert lines[-1] == "7 extracted, 0 up to date, 1 failed"
     # One plain line per finished profile when not on a terminal.
-    assert sum(1 for l in lines if l.startswith("[")) == 7
+    assert sum(1 for line in lines if line.startswith("[")) == 7
     entries = {e["profile"]: e for e in index_lines(out)}
     assert sorted(entries) == sorted(["runs/{}/profile.pop".format(f) for f in layout] +
                                      ["runs/bad/profile.pop"])
@@ -140,7 +138,7 @@ main()
 
 
 def test_a_worker_that_cannot_import_extract_fails_its_profiles_in_one_line_each(tmp_path):
-    # No traceback from a worker, whatever stops it (issue 16, item 7): its bootstrap is
+    # No traceback from a worker, whatever stops it: its bootstrap is
     # ours, so an import that fails is one reason per profile, in the index and on stderr.
     import shutil
     import sys
@@ -152,8 +150,7 @@ def test_a_worker_that_cannot_import_extract_fails_its_profiles_in_one_line_each
         copy_case(EDGE / "one-anchor", tmp_path / "runs" / name)
     result = subprocess.run(
         [sys.executable, "-c", _BREAK_THEN_RUN, str(site), "runs", "-o", "out", "-j", "2",
-         "--no-pva"], cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        timeout=120)
+         "--no-pva"], cwd=str(tmp_path), capture_output=True, timeout=120, check=False)
     stderr = result.stderr.decode()
     assert result.returncode == 1, stderr
     assert "Traceback" not in stderr, stderr
@@ -356,9 +353,7 @@ def test_sigkill_at_any_moment_then_rerun_finishes_exactly_the_rest(tmp_path):
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         _assert_consistent(out, expected)
-    finished = {e["profile"] for e in (json.loads(l) for l in
-                                       (out / "index.jsonl").read_text().splitlines())
-                if e["status"] in ("ok", "up to date")}
+    finished = {e["profile"] for e in index_lines(out) if e["status"] in ("ok", "up to date")}
     assert 0 < len(finished) < total
     rerun = invoke_extract("runs", "-o", "out", "-j", "2", cwd=tmp_path)
     assert rerun.code == 0, rerun
@@ -381,8 +376,8 @@ def test_sigint_exits_130_with_a_consistent_index(tmp_path):
     stderr = stderr.decode()
     assert process.returncode == 130, stderr
     assert "extract: error: interrupted" in stderr
-    extracted, up_to_date, failed = _last_line_counts(
-        "\n".join(l for l in stderr.splitlines() if not l.startswith("extract: error")))
+    extracted, _up_to_date, failed = _last_line_counts(
+        "\n".join(line for line in stderr.splitlines() if not line.startswith("extract: error")))
     lines = index_lines(tmp_path / "out")
     assert len(lines) == len({e["profile"] for e in lines}) == extracted
     assert 2 <= extracted < 40 and failed == 0

@@ -1,5 +1,5 @@
 """`extract blocks` (blocks-spec.md) through the real CLI, held against hand-checked
-files and against tests/blocks_oracle.py, an independent reading of the spec.
+files and against tests/support/blocks_oracle.py, an independent reading of the spec.
 
 tests/expected_blocks/<case>.json were worked out by hand, not by running extract: the
 step rows of each fixture listed with
@@ -31,8 +31,10 @@ from pathlib import Path
 
 import pytest
 
-from blocks_oracle import oracle_blocks, same
-from conftest import generator, invoke_extract, sha256
+from support.blocks_oracle import oracle_blocks, same
+from support.cases import generator, sha256
+from support.checks import index_by
+from support.cli import invoke_extract
 
 REPO = Path(__file__).resolve().parent.parent
 EDGE = REPO / "fixtures" / "edge"
@@ -228,11 +230,11 @@ def test_markdown_table_of_the_statistics():
     lines = result.stdout.decode("utf-8").splitlines()
     # Hand-checked: see the module's docstring (multi-ipu).
     assert lines[2:] == [
-        "| fused QKV projection | 2 | 510 | 530.0 | 530.0 | 550 | 20.0 | run 1, block 0 "
-        "| run 1, block 1 |",
+        ("| fused QKV projection | 2 | 510 | 530.0 | 530.0 | 550 | 20.0 | run 1, block 0 "
+         "| run 1, block 1 |"),
         "| MLP up | 1 | 840 | 840 | 840.0 | 840 | 0.0 | run 1, block 0 | run 1, block 0 |",
-        "| **total** | 2 | 550 | 950.0 | 950.0 | 1350 | 400.0 | run 1, block 1 "
-        "| run 1, block 0 |"]
+        ("| **total** | 2 | 550 | 950.0 | 950.0 | 1350 | 400.0 | run 1, block 1 "
+         "| run 1, block 0 |")]
     assert lines[0].startswith("| stage | blocks | min | median | mean | max | stdev")
     assert lines[1].count("|") == lines[0].count("|")
 
@@ -325,11 +327,6 @@ def test_real_cycles_are_refused_in_one_line(tmp_path):
 
 # ---- a batch with --blocks ---------------------------------------------------------
 
-def _index(outdir: Path) -> dict:
-    lines = (outdir / "index.jsonl").read_text().splitlines()
-    return {entry["summary"]: entry for entry in map(json.loads, lines)}
-
-
 def test_batch_blocks_beside_each_summary_from_the_same_pass(tmp_path):
     runs = tmp_path / "runs"
     for case in ("multi-ipu", "no-output-begins", "compile-only"):
@@ -340,7 +337,7 @@ def test_batch_blocks_beside_each_summary_from_the_same_pass(tmp_path):
         result = invoke_extract(runs, "-o", outdir, "--no-pva", "-j", "1", *extra,
                                 pva=False)
         assert result.code == 0, result.stderr
-    index = _index(with_blocks)
+    index = index_by(with_blocks, "summary")
     for case in ("multi-ipu", "no-output-begins", "compile-only"):
         # The summary's bytes do not change.
         assert (with_blocks / case / "summary.json").read_bytes() == \
@@ -360,12 +357,12 @@ def test_batch_blocks_beside_each_summary_from_the_same_pass(tmp_path):
         "fused QKV projection": 260, "MLP up": 410}
     assert index["compile-only/summary.json"]["median_stage_cycles"] == {}
     assert all(entry["blocks"] is False and "median_stage_cycles" not in entry
-               for entry in _index(plain).values())
+               for entry in index_by(plain, "summary").values())
 
     def statuses(outdir, *extra):
         result = invoke_extract(runs, "-o", outdir, "--no-pva", "-j", "1", *extra, pva=False)
         assert result.code == 0, result.stderr
-        return {key: entry["status"] for key, entry in _index(outdir).items()}
+        return {key: entry["status"] for key, entry in index_by(outdir, "summary").items()}
 
     everything = {"multi-ipu/summary.json", "no-output-begins/summary.json",
                   "compile-only/summary.json"}
@@ -498,9 +495,9 @@ def test_random_traces_agree_with_the_oracle():
     from tempfile import TemporaryDirectory
 
     from hypothesis import given, settings
+    from test_pass import _write, trace
 
     from extractor.core.summary import summarize
-    from test_pass import _write, trace
 
     @settings(max_examples=40, deadline=None)
     @given(trace)
@@ -530,7 +527,7 @@ def test_cycles_beyond_32_and_64_bits(tmp_path):
     db.execute("UPDATE steps_by_ipu SET cycles = ? WHERE step_id = 9", (2 ** 33,))
     db.commit()
     db.close()
-    result, got = _blocks(str(profile))
+    _result, got = _blocks(str(profile))
     want = oracle_blocks(profile, str(profile))
     same(got, want)
     assert got["blocks"][0]["cycles"]["fused QKV projection"] == 2 ** 63
@@ -540,9 +537,9 @@ def test_cycles_beyond_32_and_64_bits(tmp_path):
 
 def test_compare_stat_with_budget_checks_the_statistic(two_recordings, tmp_path):
     """With --stat, stage:<label> and stages:total are that statistic over the blocks,
-    as the table shows them, and the budget holds them (issue 12: --budget works with
-    --stat). Medians by hand (above): QKV 530.0 (a) and 260 (b), totals 950.0 and 270;
-    first-body values 510 and 260, 1350 and 670."""
+    as the table shows them, and the budget holds them (--budget holds the stages as
+    --stat shows them). Medians by hand (above): QKV 530.0 (a) and 260 (b), totals 950.0
+    and 270; first-body values 510 and 260, 1350 and 670."""
     a, b = two_recordings
     budget = tmp_path / "budget.toml"
     budget.write_text('[budgets]\n"stage:fused QKV projection" = "+1%"\n'

@@ -11,24 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EDGE, invoke_extract
-from reportpage import A, parse, vouch_for_blocks, write_summary
-
-
-def one_error(result, code: int = 1) -> str:
-    assert result.code == code, result
-    assert result.stderr.startswith("extract: error: ") and result.stderr.count("\n") == 1, \
-        result
-    assert "Traceback" not in result.stderr and "unexpected" not in result.stderr, result
-    return result.stderr.rstrip("\n")
-
+from support.checks import budget_file, one_error
+from support.cli import invoke_extract
+from support.paths import EDGE
+from support.reportpage import A, parse, vouch_for_blocks, write_summary
 
 # ---- budget files ---------------------------------------------------------------------
 
 def budget(tmp_path: Path, value: str) -> Path:
-    path = tmp_path / "budget.toml"
-    path.write_text('[budgets]\n"stage:*" = "{}"\n'.format(value))
-    return path
+    return budget_file(tmp_path, '"stage:*" = "{}"\n'.format(value))
 
 
 @pytest.mark.parametrize("value, problem", [

@@ -1,4 +1,4 @@
-"""`extract compare --budget FILE [--junit FILE]` (issue 12, budget-spec.md) through the real
+"""`extract compare --budget FILE [--junit FILE]` (docs/formats/budget.md) through the real
 CLI: every operator within and over its limit, missing and skipped metrics, three
 recordings, overlapping patterns, exit codes, broken budget files, the markdown, CSV and
 JSON marks, and the JUnit report read back with junitparser.
@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 from junitparser import Failure, JUnitXml, Skipped
 
-from conftest import GOLDEN, REPO, invoke_extract
+from support.checks import budget_file
+from support.cli import invoke_extract
+from support.paths import GOLDEN, REPO
 
 REFERENCE = GOLDEN / "expected.json"
 EXAMPLE = REPO / "examples" / "budget.toml"
@@ -73,15 +75,6 @@ def summary_with(folder: Path, label: str, changes: dict) -> Path:
     path = folder / label / "summary.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(edit(reference(), changes), indent=2))
-    return path
-
-
-def budget_file(folder: Path, text, name="budget.toml") -> Path:
-    path = folder / name
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text("[budgets]\n" + text if not text.startswith("!") else text[1:])
     return path
 
 
@@ -440,8 +433,8 @@ def test_example_budget_catches_the_b_variant():
     failed = {(c["metric"], c["status"]) for c in checks_of(result)
               if c["status"] != "ok"}
     assert ("stage:PV", "fail") in failed
-    assert ("attention_exchange:cs#_/visual/trunk/blocks/blocks.0/attn/Mul_1/#/Op/Multiply/"
-            "ExchangePre", "missing") in failed
+    assert (("attention_exchange:cs#_/visual/trunk/blocks/blocks.0/attn/Mul_1/#/Op/Multiply/"
+             "ExchangePre"), "missing") in failed
 
 
 # ---- JUnit --------------------------------------------------------------------------
@@ -665,7 +658,7 @@ def test_fixture_copies_are_hand_editable():
 
 
 def test_the_ci_gate_as_the_readme_runs_it(golden_profile, tmp_path):
-    # The README's CI job: extract the profile, then gate the new summary against the
+    # docs/commands/compare.md's CI job: extract the profile, then gate the new summary against the
     # committed baseline (the reference summary) with the example budget, JUnit out.
     summary = tmp_path / "summary.json"
     run = invoke_extract(golden_profile, "-o", summary)

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, GOLDEN, invoke_extract
 from extractor.core.metrics import mask_ids
+from support.cli import invoke_extract
+from support.paths import FIXTURES, GOLDEN
 
 A = GOLDEN / "expected.json"  # the golden recording (the reference summary)
 B = FIXTURES / "vit-f8weight-b" / "expected.json"  # hand-made FP8 variant (see its README)
@@ -48,8 +49,10 @@ def one_line_error(result, code=1):
     # a numeric part at the end, or before a brace or comma
     ("cs1_/a/7", "cs#_/a/#"), ("{/a/12,/b/3}", "{/a/#,/b/#}"), ("/1/2/3/", "/#/#/#/"),
     # kept: numbers that are part of a name, ids without their underscore, other prefixes
-    ("/blocks/blocks.10/attn/MatMul_1/Conv_1/x12/12a/", "/blocks/blocks.10/attn/MatMul_1/Conv_1/x12/12a/"),
-    ("cs23/a", "cs23/a"), ("Copy_/a", "Copy_/a"), ("abcs23_x", "abcs23_x"), ("prog12_/a", "prog12_/a"),
+    ("/blocks/blocks.10/attn/MatMul_1/Conv_1/x12/12a/",
+     "/blocks/blocks.10/attn/MatMul_1/Conv_1/x12/12a/"),
+    ("cs23/a", "cs23/a"), ("Copy_/a", "Copy_/a"), ("abcs23_x", "abcs23_x"),
+    ("prog12_/a", "prog12_/a"),
     ("", ""),
 ])
 def test_mask_ids(name, masked):
@@ -131,7 +134,7 @@ def test_markdown_on_the_two_fixture_recordings():
           "#/matmulGrouped/Conv_1/castWeights/ExchangePre`"
     assert rows[gone][1:] == ["16 / 4.6", "\u2014"]
     assert rows[new][1:] == ["\u2014", "96 / 61.2"]
-    # Rows in the order the issue lists them: stages, spans, QKV, memory, exchanges.
+    # Rows in the order docs/commands/compare.md lists them: stages, spans, QKV, memory, exchanges.
     firsts = [line.split(" | ")[0] for line in lines[2:]]
     assert firsts.index("| stages, total") < firsts.index("| device span 1") < \
         firsts.index("| QKV executions") < firsts.index("| exchange code per tile, min") < \
@@ -198,7 +201,8 @@ def test_csv_format():
     assert result.code == 0, result
     assert result.text.endswith("\r\n")
     rows = list(csv.reader(io.StringIO(result.text, newline="")))
-    # metric_name (issue 12) is added last, so the columns before it keep their places.
+    # metric_name (the budget files' names) is added last, so the columns before it keep
+    # their places.
     assert rows[0] == ["section", "metric", "unit", "vit-f8weight", "vit-f8weight-b",
                        "vit-f8weight-b change %", "note", "metric_name"]
     by_key = {(r[0], r[1], r[2]): r[3:-1] for r in rows[1:]}
@@ -372,7 +376,7 @@ def test_chart_of_the_two_fixture_recordings(tmp_path):
 
     # Heights proportional to cycles; all bars stand on the same baseline.
     scale = bars[0][6] / bars[0][2]
-    for stage, label, cycles, x, y, width, height, fill in bars:
+    for _stage, _label, cycles, _x, y, _width, height, _fill in bars:
         assert height == pytest.approx(cycles * scale, rel=1e-3)
         assert y + height == pytest.approx(bars[0][4] + bars[0][6], abs=0.01)
     # One colour per recording, the same in every group.
@@ -403,7 +407,7 @@ def test_chart_of_the_two_fixture_recordings(tmp_path):
     for value, ty in zip(ticks, tick_ys):
         assert baseline - ty == pytest.approx(value * scale, abs=0.2)
     labels = [" ".join(t.split()) for t in texts(root, "stage-label")]
-    assert [l.replace(" ", "") for l in labels] == [s.replace(" ", "") for s in stages]
+    assert [line.replace(" ", "") for line in labels] == [s.replace(" ", "") for s in stages]
 
 
 def test_chart_leaves_a_gap_for_a_missing_stage(tmp_path):

@@ -13,12 +13,13 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-
-from conftest import (EDGE, FIXTURES, GOLDEN, GOLDEN_PROFILE_ARG, copy_case,
-                      invoke_extract, pva_double)
+from support.cases import copy_case
+from support.checks import index_lines
+from support.cli import invoke_extract, pva_double
+from support.paths import EDGE, FIXTURES, GOLDEN, GOLDEN_PROFILE_ARG
 
 sys.path.insert(0, str(FIXTURES))
-import generate  # noqa: E402  (fixtures/generate.py: the fixture generator's library)
+import generate
 
 # The spec's column order, typed out here rather than imported.
 COLUMNS = ["step", "kind", "stage", "name", "cycles", "active_tiles", "start", "end",
@@ -132,7 +133,8 @@ def test_pva_columns_on_an_edge_case(tmp_path):
     assert by_step["3"][8] == "12"  # program 30: [8, 0, 4, 12]
     assert by_step["8"][9] == ("poplin::ConvPartial1x1Out<half,half,true,false,16,4,false>; "
                                "poplin::Transpose2d<half>; popops::Zero<half>")
-    assert by_step["5"][2] == "PV" and by_step["5"][3] == "/m/blocks/blocks.0/attn/MatMul_1/Convolve"
+    assert by_step["5"][2] == "PV"
+    assert by_step["5"][3] == "/m/blocks/blocks.0/attn/MatMul_1/Convolve"
     # The first body: steps 4 (first anchor) to 8 (the second anchor is step 9).
     _, body = read_csv(tmp_path / "out" / "first-body.csv")
     assert [row[0] for row in body] == ["4", "5", "6", "7", "8"]
@@ -243,7 +245,7 @@ def test_batch_writes_tables_beside_each_summary_and_tracks_them(tmp_path):
         _, steps = read_csv(folder / "steps.csv")
         assert len(steps) == len(sql_step_rows(profile))
         assert (folder / "first-body.csv").exists()
-    entries = [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
+    entries = index_lines(out)
     assert all(e["csv"] is True for e in entries)
 
     result = invoke_extract(inputs, "-o", out, "--csv")

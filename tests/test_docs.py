@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from conftest import invoke_extract
+from support.cli import invoke_extract
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"

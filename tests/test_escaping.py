@@ -20,13 +20,22 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import EDGE, GOLDEN, REPO, copy_case, invoke_extract
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from extractor.escaping import (csv_cell, csv_text_cell, markdown_cell, markdown_code,
-                                terminal_text, xml_attribute, xml_text)
+from extractor.escaping import (
+    csv_cell,
+    csv_text_cell,
+    markdown_cell,
+    markdown_code,
+    terminal_text,
+    xml_attribute,
+    xml_text,
+)
+from support.cases import copy_case
+from support.cli import invoke_extract
+from support.paths import EDGE, GOLDEN, REPO
 
 SUMMARY = GOLDEN / "expected.json"
 RULES = REPO / "stage_rules.toml"

@@ -1,6 +1,6 @@
 """Fuzzing: valid profiles mutated at the SQL level (tables and columns dropped, values
 nulled and retyped, rows deleted, repeated and reordered, names rewritten), held against
-tests/spec_oracle.py: extract gives the oracle's summary byte for byte, or -- where the
+tests/support/spec_oracle.py: extract gives the oracle's summary byte for byte, or -- where the
 oracle refuses the data -- one line `<profile>: <problem>`; never another exception, a
 hang, or a change to the input.
 
@@ -21,11 +21,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
-
-import badinput as bad
-from conftest import EDGE, pva_double, run_extract
-from spec_oracle import REQUIRED, Refused, Unreadable, oracle_summary
 from test_bad_input import folder_state, summary_text
+
+from support import badinput as bad
+from support.cli import pva_double, run_extract
+from support.paths import EDGE
+from support.spec_oracle import REQUIRED, Refused, Unreadable, oracle_summary
 
 EXAMPLES = int(os.environ.get("EXTRACT_FUZZ_EXAMPLES", "60"))
 CLI_EXAMPLES = max(4, EXAMPLES // 15)
@@ -100,7 +101,7 @@ def apply(profile: Path, mutations) -> None:
                 db.execute("CREATE TABLE shuffled AS SELECT * FROM {} ORDER BY "
                            "(rowid * 7919) % {}".format(table, mutation[2]))
                 db.execute("DELETE FROM {}".format(table))
-                db.execute("INSERT INTO {0} SELECT * FROM shuffled".format(table))
+                db.execute("INSERT INTO {} SELECT * FROM shuffled".format(table))
                 db.execute("DROP TABLE shuffled")
     finally:
         db.close()
@@ -162,8 +163,8 @@ def test_mutated_profiles_give_the_spec_summary_or_one_line(bases, tmp_path_fact
                                                             which, mutations):
     pva = pva_double()
     from extractor import summarize
-    from extractor.errors import ExtractorError
     from extractor.core.summary_json import summary_bytes
+    from extractor.errors import ExtractorError
     folder = tmp_path_factory.getbasetemp() / "fuzz-case"
     profile = fresh_copy(bases, which, folder)
     apply(profile, mutations)
@@ -206,7 +207,7 @@ def test_mutated_profiles_through_the_command(bases, tmp_path_factory, which, mu
         assert result.stdout == expected
     else:
         assert result.code == 1, result
-        errors = [l for l in result.stderr.splitlines() if l.startswith("extract: error")]
+        errors = [line for line in result.stderr.splitlines() if line.startswith("extract: error")]
         assert errors == result.stderr.splitlines()[-1:] and len(errors) == 1, result
         assert errors[0].startswith("extract: error: {}: ".format(profile))
         assert "unexpected failure" not in errors[0]
@@ -225,8 +226,8 @@ def test_flipped_bits_give_a_summary_of_what_sqlite_reads_or_one_line(bases, tmp
     else must be the one-line error."""
     pva = pva_double()
     from extractor import summarize
-    from extractor.errors import ExtractorError
     from extractor.core.summary_json import summary_bytes
+    from extractor.errors import ExtractorError
     folder = tmp_path_factory.getbasetemp() / "fuzz-flip"
     profile = fresh_copy(bases, which, folder)
     data = bytearray(profile.read_bytes())

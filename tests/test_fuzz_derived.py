@@ -1,7 +1,7 @@
 """The derived-input fuzz layer: batch output folders (summaries, blocks.json, index
 lines, shard indexes, budget files) built from the fixtures and hostile mutations, read
 by `extract compare`, `table`, `report` and `merge`, held against the invariants
-tests/derivedfuzz.py states: strict output or one error line, no hang, nothing read
+tests/support/derivedfuzz.py states: strict output or one error line, no hang, nothing read
 outside the folders given, nothing changed in them, no summary that is not one accepted.
 
 Reduced for CI: a fixed number of derandomized examples per command (in-process, an
@@ -15,8 +15,8 @@ take long when the failure is a hang):
         .venv/bin/python -m pytest -q tests/test_fuzz_derived.py
 
 A failing example prints its batch folder, its command, what extract did and each
-broken invariant, lettered as in tests/derivedfuzz.py. To tally every failure of many
-examples instead of stopping at the first: `python tests/derivedfuzz.py survey`.
+broken invariant, lettered as in tests/support/derivedfuzz.py. To tally every failure of many
+examples instead of stopping at the first: `python tests/support/derivedfuzz.py survey`.
 """
 
 import os
@@ -24,7 +24,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-import derivedfuzz
+from support import derivedfuzz
 
 LONG = "EXTRACT_DERIVEDFUZZ_EXAMPLES" in os.environ
 EXAMPLES = int(os.environ.get("EXTRACT_DERIVEDFUZZ_EXAMPLES", "12"))

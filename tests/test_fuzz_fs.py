@@ -1,14 +1,15 @@
-"""The file-system fuzz layer (issue 15): random kinds of file -- folders, FIFOs,
-devices, links to each, dangling links, unreadable files, names that are not UTF-8 --
-at the paths extract reads and writes, run alone and in a batch, held against the
-README's promises (tests/fsfuzz.py lists them and draws the layouts).
+"""The file-system fuzz layer: random kinds of file -- folders, FIFOs, devices, links to
+each, dangling links, unreadable files, names that are not UTF-8 -- at the paths extract
+reads and writes, run alone and in a batch, held against docs/errors.md's promises
+(tests/support/fsfuzz.py lists them and draws the layouts).
 
 Reduced for CI (a fixed set of examples, well under a minute). A longer run:
 
-    EXTRACT_FSFUZZ_EXAMPLES=2000 EXTRACT_FSFUZZ_SEED=1 .venv/bin/python -m pytest -q tests/test_fuzz_fs.py
+    EXTRACT_FSFUZZ_EXAMPLES=2000 EXTRACT_FSFUZZ_SEED=1 \\
+        .venv/bin/python -m pytest -q tests/test_fuzz_fs.py
 
 (docs/fuzzing.md records the last long run). A failing example prints its layout and
-the command that rebuilds and reruns it alone: `python tests/fsfuzz.py MODE N --seed S`.
+the command that rebuilds and reruns it alone: `python tests/support/fsfuzz.py MODE N --seed S`.
 """
 
 import os
@@ -16,7 +17,7 @@ from collections import Counter
 
 import pytest
 
-import fsfuzz
+from support import fsfuzz
 
 EXAMPLES = int(os.environ.get("EXTRACT_FSFUZZ_EXAMPLES", "64"))
 BATCH_EXAMPLES = max(13, EXAMPLES // 4)

@@ -5,7 +5,7 @@ import sqlite3
 from pathlib import Path
 
 from extractor.core.summary import summarize
-from conftest import generator
+from support.cases import generator
 
 REPO = Path(__file__).resolve().parent.parent
 

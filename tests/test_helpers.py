@@ -4,7 +4,8 @@ process as it found it, and answers as run_extract (the CLI in a subprocess) doe
 import signal
 import sys
 
-from conftest import EDGE, InProcessResult, invoke_extract, run_extract
+from support.cli import InProcessResult, invoke_extract, run_extract
+from support.paths import EDGE
 
 PROFILE = EDGE / "multi-ipu" / "profile.pop"
 

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EDGE, copy_case, invoke_extract, run_extract
+from support.cases import copy_case
+from support.checks import index_lines
+from support.cli import invoke_extract, run_extract
+from support.paths import EDGE
 
 ENDS_WITHIN = 60
 
@@ -50,7 +53,7 @@ def old_line(output: str, digest: str, profile: str = "runs/a/profile.pop") -> d
 
 
 def lines_of(out: Path) -> list:
-    return [json.loads(line) for line in (out / "index.jsonl").read_text().splitlines()]
+    return index_lines(out)
 
 
 def ended_well(result) -> None:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EDGE, PVA_DOUBLE, copy_case, golden_case_folder, invoke_extract, sha256
-
 from extractor.diagnose.inspection import EXACT_COUNT_LIMIT
+from support.cases import copy_case, golden_case_folder, sha256
+from support.cli import invoke_extract
+from support.paths import EDGE, PVA_DOUBLE
 
 REQUIRED = {  # summary-spec.md, "The profile"
     "steps": ["id", "type", "program", "compute_set"],
@@ -34,8 +35,8 @@ def make_db(path: Path, script: str, rows=()) -> Path:
     """An SQLite file from an SQL script, then (table, row tuples) inserted."""
     db = sqlite3.connect(str(path))
     db.executescript(script)
-    for table, values in rows:
-        values = list(values)
+    for table, given in rows:
+        values = list(given)
         marks = ", ".join("?" * len(values[0]))
         db.executemany("INSERT INTO {} VALUES ({})".format(table, marks), values)
     db.commit()

@@ -3,7 +3,9 @@ run or a batch's worker asks: the same bytes either way, step tables included.""
 
 import pytest
 
-from conftest import EDGE, copy_case, golden_case_folder, invoke_extract
+from support.cases import copy_case, golden_case_folder
+from support.cli import invoke_extract
+from support.paths import EDGE
 
 OUTPUTS = ("summary.json", "steps.csv", "first-body.csv")
 
@@ -35,7 +37,7 @@ def test_the_wheel_carries_every_subpackage(tmp_path, wheel):
     import sys
     import zipfile
 
-    from conftest import PVA_DOUBLE
+    from support.paths import PVA_DOUBLE
 
     with zipfile.ZipFile(str(wheel)) as archive:
         archive.extractall(str(tmp_path / "site"))
@@ -47,7 +49,7 @@ def test_the_wheel_carries_every_subpackage(tmp_path, wheel):
 
     def extract(*args):
         done = subprocess.run([sys.executable, "-m", "extractor"] + list(args), cwd=str(work),
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                              env=env, capture_output=True, check=False)
         assert done.returncode == 0, done.stderr.decode()
         return done.stdout
 
@@ -56,7 +58,7 @@ def test_the_wheel_carries_every_subpackage(tmp_path, wheel):
     assert table.startswith(b"section,metric,unit,a,b,") and (work / "chart.svg").exists()
     assert b"steps" in extract("inspect", "runs/a/profile.pop", "--no-pva")
     # ...and it was the wheel's copy that ran, not the checkout's.
-    where = subprocess.run([sys.executable, "-c", "import extractor.batch.run as m; "
-                            "print(m.__file__)"], cwd=str(work), env=env,
+    where = subprocess.run([sys.executable, "-c", ("import extractor.batch.run as m; "
+                             "print(m.__file__)")], cwd=str(work), env=env,
                            stdout=subprocess.PIPE, check=True).stdout.decode().strip()
     assert where.startswith(str(tmp_path / "site")), where

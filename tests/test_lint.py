@@ -1,10 +1,10 @@
-"""What the lint and type fixes (issue 16, item 4) change that a user can see.
+"""What the ruff and mypy fixes change that a user can see.
 
 ruff and mypy themselves run in CI (.ci/run), on extractor/, as pyproject.toml configures
 them. These tests pin down the behaviour behind some of their findings, through the CLI.
 """
 
-from conftest import invoke_extract
+from support.cli import invoke_extract
 
 DURING_HANDLING = "During handling of the above exception, another exception occurred"
 DIRECT_CAUSE = "The above exception was the direct cause of the following exception"

@@ -14,9 +14,10 @@ import io
 import json
 
 import pytest
-from conftest import GOLDEN, invoke_extract
 
 from extractor.core.metrics import mask_ids
+from support.cli import invoke_extract
+from support.paths import GOLDEN
 
 
 @pytest.mark.parametrize("name, masked", [

@@ -10,12 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, GOLDEN, copy_case, golden_case_folder, invoke_extract
-from extractor.errors import SummaryFileError
-from extractor.core.model import (ALLOCATED_MEMORY_FIELDS, EXCHANGE_MEMORY_FIELDS,
-                             SUMMARY_KEYS, AttentionExchange, MinMeanMax, Summary,
-                             summary_dict)
+from extractor.core.model import (
+    ALLOCATED_MEMORY_FIELDS,
+    EXCHANGE_MEMORY_FIELDS,
+    SUMMARY_KEYS,
+    AttentionExchange,
+    MinMeanMax,
+    Summary,
+    summary_dict,
+)
 from extractor.core.steps import STEP_FIELDS
+from extractor.errors import SummaryFileError
+from support.cases import copy_case, golden_case_folder
+from support.checks import index_lines
+from support.cli import invoke_extract
+from support.paths import FIXTURES, GOLDEN
 
 A = GOLDEN / "expected.json"  # a byte copy of the spec's reference summary
 B = FIXTURES / "vit-f8weight-b" / "expected.json"
@@ -146,24 +155,24 @@ MALFORMED = {
     "kernel without stage": (_edit(lambda d: d["kernels"][2].pop("stage")),
                              "'kernels' is not a list of kernels with a stage and cycles"),
     "exchanges as text": (_set("attention_exchanges", "none"),
-                          "'attention_exchanges' is neither null nor a list of "
-                          "{name, maximum, mean}"),
+                          ("'attention_exchanges' is neither null nor a list of "
+                           "{name, maximum, mean}")),
     "exchange mean as text": (_edit(lambda d: d["attention_exchanges"][3].update(mean="4.2")),
-                              "'attention_exchanges' is neither null nor a list of "
-                              "{name, maximum, mean}"),
+                              ("'attention_exchanges' is neither null nor a list of "
+                               "{name, maximum, mean}")),
     "memory field missing": (_edit(lambda d: d["allocated_memory"].pop("avg(total)")),
-                             "'allocated_memory' is not an object with min(total), "
-                             "avg(total), max(total)"),
+                             ("'allocated_memory' is not an object with min(total), "
+                              "avg(total), max(total)")),
     "memory as list": (_set("exchange_memory_per_tile", [4436, 15602.7, 37092]),
-                       "'exchange_memory_per_tile' is not an object with min(b), avg(b), "
-                       "max(b)"),
+                       ("'exchange_memory_per_tile' is not an object with min(b), avg(b), "
+                        "max(b)")),
     # extra nesting where a number or a list of numbers belongs
     "qkv in a list": (_set("qkv_executions", [54]), "'qkv_executions' is not a whole number"),
     "spans nested": (_set("device_spans", [[15987664], [15987659]]),
                      "'device_spans' is not a list of whole numbers"),
     "memory value nested": (_set("exchange_memory_per_tile", "max(b)", {"value": 37092}),
-                            "'exchange_memory_per_tile' is not an object with min(b), "
-                            "avg(b), max(b)"),
+                            ("'exchange_memory_per_tile' is not an object with min(b), "
+                             "avg(b), max(b)")),
     "cycles nested": (_edit(lambda d: d["kernels"][0].update(cycles={"cycles": 37277})),
                       "'kernels' is not a list of kernels with a stage and cycles"),
     "summary in a list": (lambda: "[" + A.read_text() + "]",
@@ -173,13 +182,13 @@ MALFORMED = {
     "NaN mean": (lambda: A.read_text().replace("4.627717391304348", "NaN"),
                  "NaN, which is not a JSON number (a summary's numbers are finite)"),
     "Infinity span": (lambda: A.read_text().replace("15987659", "-Infinity"),
-                      "-Infinity, which is not a JSON number (a summary's numbers are "
-                      "finite)"),
+                      ("-Infinity, which is not a JSON number (a summary's numbers are "
+                       "finite)")),
     "1e400": (lambda: A.read_text().replace("550544.296875", "1e400"),
               "the number 1e400 is beyond what a float holds"),
     "2**64": (lambda: A.read_text().replace("596494", str(2 ** 64)),
-              "the whole number 18446744073709551616 (20 digits) is beyond the 64 bits of "
-              "a summary's numbers"),
+              ("the whole number 18446744073709551616 (20 digits) is beyond the 64 bits of "
+               "a summary's numbers")),
     # not JSON text at all
     "not UTF-8": (lambda: b"\xff\xfe{}", "not UTF-8 text"),
 }
@@ -245,8 +254,7 @@ def test_the_batch_index_line_carries_the_summarys_headline(tmp_path):
     copy_case(golden_case_folder(), tmp_path / "runs" / "golden")
     result = invoke_extract("runs", "-o", "out", "-j", "1", cwd=tmp_path)
     assert result.code == 0, result
-    (entry,) = [json.loads(line) for line in (tmp_path / "out" / "index.jsonl").read_text()
-                .splitlines()]
+    (entry,) = index_lines(tmp_path / "out")
     summary = Summary.read(tmp_path / "out" / "golden" / "summary.json")
     assert summary.data == dict(raw(A), profile=summary.profile)
     for key, value in summary.headline().items():
@@ -257,10 +265,10 @@ def test_the_batch_index_line_carries_the_summarys_headline(tmp_path):
 # ---- a summary extract writes, compare reads --------------------------------------
 
 def test_compare_reads_a_summary_whose_kernel_cycles_are_null(tmp_path):
-    # A NULL cycles in the profile is written as null (README, odd data): compare used to
+    # A NULL cycles in the profile is written as null (docs/errors.md, odd data): compare used to
     # refuse the summary extract itself wrote. The stage's sum and the total are unknown
     # for that recording (shown as a dash), never a sum that counts the null as 0.
-    import badinput as bad
+    from support import badinput as bad
 
     folders = {}
     for name, damage in (("base", None), ("null", bad._step_column(7, "cycles", "NULL"))):

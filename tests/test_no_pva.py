@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (EDGE, GOLDEN, GOLDEN_PROFILE_ARG, REPO, copy_case,
-                      golden_case_folder, invoke_extract, run_extract, sha256)
+from support.cases import copy_case, golden_case_folder, sha256
+from support.checks import index_by
+from support.cli import invoke_extract, run_extract
+from support.paths import EDGE, GOLDEN, GOLDEN_PROFILE_ARG, REPO
 
 EXPECTED_TEXT = (GOLDEN / "expected.json").read_text(encoding="ascii")
 EDGE_CASES = sorted(p.name for p in EDGE.iterdir() if (p / "profile.pop").exists())
@@ -140,11 +142,6 @@ def _batch_tree(root: Path) -> dict:
     return expected
 
 
-def _index(outdir: Path) -> dict:
-    lines = (outdir / "index.jsonl").read_text(encoding="utf-8").splitlines()
-    return {json.loads(line)["profile"]: json.loads(line) for line in lines}
-
-
 def test_batch_without_pva(tmp_path):
     expected = _batch_tree(tmp_path)
     result = invoke_extract("in", "-o", "out", "--no-pva", "-j", "2", cwd=tmp_path, pva=False)
@@ -152,7 +149,7 @@ def test_batch_without_pva(tmp_path):
     for relative, summary in expected.items():
         written = (tmp_path / "out" / relative / "summary.json").read_bytes()
         assert written == summary_bytes_of(without_pva(summary)), relative
-    index = _index(tmp_path / "out")
+    index = index_by(tmp_path / "out", "profile")
     assert sorted(index) == sorted(s["profile"] for s in expected.values())
     assert all(entry["pva"] is False and entry["status"] == "ok" for entry in index.values())
 
@@ -166,7 +163,7 @@ def test_batch_without_pva(tmp_path):
     for relative, summary in expected.items():
         written = (tmp_path / "out" / relative / "summary.json").read_bytes()
         assert written == summary_bytes_of(summary), relative
-    assert all(entry["pva"] is True for entry in _index(tmp_path / "out").values())
+    assert all(entry["pva"] is True for entry in index_by(tmp_path / "out", "profile").values())
 
 
 def test_batch_without_pva_and_without_the_flag_fails_before_any_work(tmp_path):

@@ -3,7 +3,7 @@ the package's annotations are to be used (extractor/py.typed), and the default r
 
 import zipfile
 
-from conftest import REPO
+from support.paths import REPO
 
 
 def test_the_wheel_carries_the_type_marker_and_the_default_rules(wheel):

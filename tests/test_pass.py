@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extractor.core.summary import summarize
-from conftest import generator
+from support.cases import generator
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PVA_DOUBLE, REPO
+
+from support.paths import PVA_DOUBLE, REPO
 
 pytest.importorskip("mypy", reason="mypy runs on Python 3.10 and newer only")
 

@@ -4,12 +4,14 @@ real CLI. The batch here is real (`extract runs -o out --blocks`); a profile is 
 slower or truncated between two runs, as a user's would be.
 """
 
-import json
 import sqlite3
 from pathlib import Path
 
-from conftest import EDGE, copy_case, invoke_extract
-from reportpage import parse
+from support.cases import copy_case
+from support.checks import index_by, one_error
+from support.cli import invoke_extract
+from support.paths import EDGE
+from support.reportpage import parse
 
 GATE = '[budgets]\n"stage:*" = "+2%"\n"stages:total" = "+1%"\n'
 
@@ -39,19 +41,6 @@ def compare(tmp_path, *args):
         budget if a == "GATE" else a for a in args], cwd=tmp_path, pva=False)
 
 
-def index(tmp_path) -> dict:
-    lines = (tmp_path / "out" / "index.jsonl").read_text().splitlines()
-    return {entry["summary"]: entry for entry in map(json.loads, lines)}
-
-
-def one_error(result, code: int, *words) -> None:
-    assert result.code == code, result
-    assert result.stdout == b""
-    assert result.stderr.count("\n") == 1 and result.stderr.startswith("extract: error: ")
-    for word in words:
-        assert word in result.stderr, result.stderr
-
-
 # ---- a stale blocks.json ---------------------------------------------------------------
 
 def test_a_stale_blocks_json_never_passes_the_gate(tmp_path):
@@ -60,7 +49,7 @@ def test_a_stale_blocks_json_never_passes_the_gate(tmp_path):
     assert ok.code == 0, ok  # the same profile twice: within
     slower_qkv(tmp_path / "runs" / "cand" / "profile.pop")
     assert batch(tmp_path).code == 0  # re-extracted, without --blocks this time
-    assert index(tmp_path)["cand/summary.json"]["blocks"] is False
+    assert index_by(tmp_path / "out", "summary")["cand/summary.json"]["blocks"] is False
     first = compare(tmp_path, "--budget", "GATE")
     assert first.code == 3, first  # the summary's own numbers fail the gate
     median = compare(tmp_path, "--stat", "median", "--budget", "GATE")
@@ -106,7 +95,7 @@ def failed_again(tmp_path) -> None:
     profile = tmp_path / "runs" / "cand" / "profile.pop"
     profile.write_bytes(profile.read_bytes()[:2048])  # truncated
     assert batch(tmp_path).code == 1
-    assert index(tmp_path)["cand/summary.json"]["status"] == "failed"
+    assert index_by(tmp_path / "out", "summary")["cand/summary.json"]["status"] == "failed"
     assert (tmp_path / "out" / "cand" / "summary.json").exists()  # kept, as designed
 
 

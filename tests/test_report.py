@@ -1,5 +1,5 @@
 """`extract report`: one self-contained HTML page. Its structure is read back with the
-standard library's HTML parser (tests/reportpage.py); the numbers expected are worked
+standard library's HTML parser (tests/support/reportpage.py); the numbers expected are worked
 out by hand from the fixture summaries and the hand-made blocks.json and index here.
 The page in a real browser: test_report_browser.py.
 """
@@ -12,8 +12,8 @@ import zipfile
 
 import pytest
 
-from conftest import invoke_extract
-from reportpage import A, B, index_entry, parse, record_blocks, write_index, write_summary
+from support.cli import invoke_extract
+from support.reportpage import A, B, index_entry, parse, record_blocks, write_index, write_summary
 
 HOSTILE_LABEL = '</script><script>alert("x")</script> & \'q\' <b>\u00e9\u6f22</b>'
 HOSTILE_STAGE = '<img src=x onerror=alert(1)> & "MLP" \u00fc'
@@ -73,7 +73,8 @@ def test_header_table_chart_and_failures(tmp_path):
     rows = rows_of(page)
     assert [r.find("th").attrs["data-s"] for r in rows] == ["1-golden", "2-variant", "3-small"]
     assert rows[0].classes == ["baseline"]  # the first, by default
-    assert rows[0].find("th").attrs["title"] == "../poprt/profile_logs_f8weight/inference/profile.pop"
+    assert rows[0].find("th").attrs["title"] == \
+        "../poprt/profile_logs_f8weight/inference/profile.pop"
     headings = [th.text() for th in page.find("table", id="recordings").find_all("th")
                 if th.attrs.get("scope") == "col"]
     assert headings == ["recording", "fused QKV projection", "QK transpose", "PV",
@@ -117,8 +118,8 @@ def test_header_table_chart_and_failures(tmp_path):
 
     failures = page.find("table", cls="failures").find("tbody").find_all("tr")
     assert [[td.text() for td in tr.find_all("td")] for tr in failures] == [
-        ["runs/4-bad/profile.pop", "runs/4-bad/profile.pop: not a profile: <file is not a "
-                                   "database>"]]
+        ["runs/4-bad/profile.pop", ("runs/4-bad/profile.pop: not a profile: <file is not a "
+                                    "database>")]]
     warned = page.find("ul", cls="warnings")
     assert warned.text().strip() == 'runs/2-variant/profile.popno kernel <step> matches & "so on"'
     assert page.find_all(id="heat-maps") == [] and page.find_all(id="budget") == []
@@ -346,12 +347,11 @@ def test_the_wheel_carries_the_templates(tmp_path, wheel):
     # the unpacked wheel, run from elsewhere, finds them
     env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
     done = subprocess.run([sys.executable, "-m", "extractor", "report", str(A)],
-                          cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE)
+                          cwd=str(tmp_path), env=env, capture_output=True, check=False)
     assert done.returncode == 0, done.stderr
     assert len(rows_of(parse(done.stdout))) == 1
     where = subprocess.run([sys.executable, "-c", "import extractor; print(extractor.__file__)"],
-                           cwd=str(tmp_path), env=env, stdout=subprocess.PIPE)
+                           cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, check=False)
     assert where.stdout.decode().startswith(str(tmp_path / "site"))  # not the checkout's
 
 

@@ -9,10 +9,10 @@ The page is made through the real CLI (in-process); the browser loads it from fi
 from pathlib import Path
 
 import pytest
-
-from conftest import invoke_extract
-from reportpage import A, B, write_summary
 from test_report import batch, blocks_file
+
+from support.cli import invoke_extract
+from support.reportpage import A, B, write_summary
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",

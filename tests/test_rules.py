@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from extractor.errors import RulesError
 from extractor.core.rules import default_rules_path, load_rules, parse_rules
-
-from conftest import REPO, invoke_extract
+from extractor.errors import RulesError
+from support.cli import invoke_extract
+from support.paths import REPO
 
 GOOD = """
 fallback = "other"

@@ -25,8 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PVA_DOUBLE, run_extract
 from extractor.diagnose import doctor
+from support.cli import run_extract
+from support.paths import PVA_DOUBLE
 
 PROFILES_VARIABLE = "EXTRACTOR_REAL_PROFILES"
 PVA_FIELDS = ("max_exchange_code_bytes", "vertices")

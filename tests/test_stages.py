@@ -8,8 +8,9 @@ from collections import Counter, OrderedDict
 
 import pytest
 
-from conftest import (generator, EDGE, GOLDEN, REPO, copy_case, golden_case_folder,
-                      invoke_extract, run_extract, sha256)
+from support.cases import copy_case, generator, golden_case_folder, sha256
+from support.cli import invoke_extract, run_extract
+from support.paths import EDGE, GOLDEN, REPO
 
 BERT_RULES = REPO / "examples" / "rules-bert.toml"
 
@@ -98,7 +99,7 @@ def test_golden_totals(golden_answer):
 
 
 def test_golden_stages_are_the_first_matching_rule(golden_answer):
-    profile, answer, rows = golden_answer
+    _profile, answer, rows = golden_answer
     expected = tally((first_match(name), name, cycles) for _, _, name, cycles
                      in rows)
     labels = [label for _, label in DEFAULT_RULES] + ["other"]
@@ -114,7 +115,7 @@ def test_golden_stages_are_the_first_matching_rule(golden_answer):
 
 
 def test_golden_unmatched_names(golden_answer):
-    profile, answer, rows = golden_answer
+    _profile, answer, rows = golden_answer
     other = Counter()
     cycles = Counter()
     for _, _, name, c in rows:
@@ -131,7 +132,7 @@ def test_golden_unmatched_names(golden_answer):
 
 
 def test_golden_selectors(golden_answer):
-    profile, answer, rows = golden_answer
+    _profile, answer, rows = golden_answer
     reference = json.loads((GOLDEN / "expected.json").read_text())
     found = by_selector(answer)
     assert list(found) == SELECTORS
@@ -147,7 +148,7 @@ def test_golden_selectors(golden_answer):
 
 
 def test_golden_text(golden_answer):
-    profile, answer, rows = golden_answer
+    profile, answer, _rows = golden_answer
     text = stages_text(profile, pva=False)
     lines = text.splitlines()
     assert lines[0] == "{}: {:,} step rows ({:,} steps), {:,} distinct names, {:,} cycles; " \
@@ -167,7 +168,7 @@ def test_golden_text(golden_answer):
 
 
 def test_top_limits_the_unmatched_names(golden_answer):
-    profile, answer, rows = golden_answer
+    profile, answer, _rows = golden_answer
     limited = stages_json(profile, "--top", "2", pva=False)
     assert limited["unmatched"]["top"] == answer["unmatched"]["top"][:2]
     assert {k: v for k, v in limited.items() if k != "unmatched"} == \
@@ -277,9 +278,9 @@ def bert_steps():
     out = []
     step_id, clock = 0, 1000
     for run in range(RUNS):
-        for kind, name, cycles, stage in bert_trace():
+        for kind, name, base_cycles, stage in bert_trace():
             step_id += 1
-            cycles += 3 * run  # runs differ a little, as on hardware
+            cycles = base_cycles + 3 * run  # runs differ a little, as on hardware
             out.append({"run": run, "id": step_id, "kind": kind, "name": name,
                         "cycles": cycles, "stage": stage, "start": clock,
                         "end": clock + cycles + 4})

@@ -11,7 +11,10 @@ import time
 
 import pytest
 
-from conftest import EDGE, PVA_DOUBLE, copy_case, extract_command, invoke_extract
+from support.cases import copy_case
+from support.checks import no_partial_files
+from support.cli import extract_command, invoke_extract
+from support.paths import EDGE, PVA_DOUBLE
 
 HOLD = '''
 import os, sys, time
@@ -47,16 +50,12 @@ def held_run(tmp_path, args, signum):
             assert time.monotonic() < end, "never reached its rename"
             time.sleep(0.02)
         run.send_signal(signum)
-        stdout, stderr = run.communicate(timeout=30)
+        _stdout, stderr = run.communicate(timeout=30)
     finally:
         if run.poll() is None:
             run.kill()
             run.wait()
     return run.returncode, stderr.decode()
-
-
-def no_partial(folder):
-    assert [p for p in folder.rglob("*") if p.name.endswith(".partial")] == []
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="signals as on the clusters (Linux)")
@@ -81,4 +80,4 @@ def test_a_stop_mid_write_leaves_nothing(tmp_path, batch_out, command, signum):
     assert stderr == "extract: error: terminated by {}\n".format(
         signal.Signals(signum).name)
     assert (target.read_bytes() if target.exists() else None) == before
-    no_partial(tmp_path)
+    no_partial_files(tmp_path)

@@ -6,9 +6,10 @@ the summary is the one the spec defines."""
 
 import sqlite3
 
-from conftest import copy_case, golden_case_folder, run_extract
 from extractor.core.profile import Profile
 from extractor.core.summary import summarize
+from support.cases import copy_case, golden_case_folder
+from support.cli import run_extract
 
 
 def _stored_backwards(profile):

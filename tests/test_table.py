@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, GOLDEN, invoke_extract
 from extractor.core.metrics import mask_ids
+from support.cli import invoke_extract
+from support.paths import FIXTURES, GOLDEN
 
 A = GOLDEN / "expected.json"
 B = FIXTURES / "vit-f8weight-b" / "expected.json"
@@ -92,7 +93,7 @@ def test_csv_has_one_line_per_recording_and_metric(tmp_path):
     assert ["a", "../poprt/profile_logs_f8weight/inference/profile.pop",
             "device_span:mean", "15987661.5"] in rows
     # recordings in the order given, each one's metrics together
-    assert [row[0] for row in rows[1:]] == sorted((row[0] for row in rows[1:]))
+    assert [row[0] for row in rows[1:]] == sorted(row[0] for row in rows[1:])
 
 
 def test_metric_order_is_the_comparisons(tmp_path):

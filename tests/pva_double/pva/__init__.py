@@ -1,7 +1,7 @@
 """A stand-in for PopVision's Python API (`pva`), for tests without the Poplar SDK.
 
 It serves the slice of the real API that the extractor uses, from a `pva-double.json`
-beside the profile (format: /work/shared/docs/fixtures.md, mirrored in fixtures/README.md):
+beside the profile (its format: fixtures/README.md):
 
     report = pva.openReport("case/profile.pop")        # reads case/pva-double.json
     for program in report.compilation.programs:         # in the JSON's order
@@ -301,7 +301,7 @@ def _load(path):
     double = os.path.join(os.path.dirname(os.path.abspath(path)), "pva-double.json")
     if not os.path.isfile(double):
         raise FileNotFoundError("no pva-double.json beside it ({})".format(double))
-    with open(double, "r", encoding="utf-8") as handle:
+    with open(double, encoding="utf-8") as handle:
         data = json.load(handle)
     crash = data.get("_test_crash")
     if crash:  # a test of crash isolation: die as a segfault in pva's C++ core would

@@ -20,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
-DEFAULT_RULES = Path(__file__).resolve().parent.parent / "stage_rules.toml"
+DEFAULT_RULES = Path(__file__).resolve().parents[2] / "stage_rules.toml"
 
 STEP_ROWS = """
 SELECT s.id, CAST(s.type AS TEXT), i.cycles, s.program, s.compute_set
@@ -84,8 +84,8 @@ def _stats(entries):
     return {
         "blocks": n, "min": low, "median": _median(values), "mean": sum(values) / n,
         "max": high, "stdev": math.sqrt(variance),
-        "min_at": [[r, b] for v, r, b in entries if v == low][0],
-        "max_at": [[r, b] for v, r, b in entries if v == high][0],
+        "min_at": next([r, b] for v, r, b in entries if v == low),
+        "max_at": next([r, b] for v, r, b in entries if v == high),
     }
 
 

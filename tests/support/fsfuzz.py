@@ -1,10 +1,10 @@
 """The file-system fuzz layer: random kinds of file where extract reads and writes, and
-the README's promises about them (tests/test_fuzz_fs.py runs it; docs/fuzzing.md).
+docs/errors.md's promises about them (tests/test_fuzz_fs.py runs it; docs/fuzzing.md).
 
 An example is drawn from a seed alone (`random.Random("fsfuzz:SEED:MODE:N")`), so any
 failing one is rebuilt and rerun by
 
-    python tests/fsfuzz.py single 17 [--seed S] [--keep DIR]
+    python tests/support/fsfuzz.py single 17 [--seed S] [--keep DIR]
 
 which prints its layout, its command, what extract did and every broken promise.
 
@@ -52,11 +52,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:  # run as a script
     sys.path.insert(0, str(TESTS))
 
-from conftest import EDGE, PVA_DOUBLE, extract_command  # noqa: E402
+from support.cli import extract_command  # noqa: E402
+from support.paths import EDGE, PVA_DOUBLE  # noqa: E402
 
 NOT_UTF8 = os.fsdecode(b"\xff")  # a folder name's byte that is not UTF-8 ("\udcff")
 CASES = ("one-anchor", "multi-ipu", "unicode-names")  # fixtures/edge cases used as good
@@ -108,7 +109,7 @@ def _privilege_drop():
     if setpriv is None:
         return None
     prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
-    return prefix if subprocess.run(prefix + ["true"]).returncode == 0 else None
+    return prefix if subprocess.run(prefix + ["true"], check=False).returncode == 0 else None
 
 
 PREFIX = _privilege_drop()
@@ -439,7 +440,7 @@ def read(path):
 # ---- what a good profile gives --------------------------------------------------------
 
 def shown(path) -> str:
-    """A path as extract shows it (README, "Paths that are not UTF-8"): each byte that
+    """A path as extract shows it (docs/errors.md, "Paths that are not UTF-8"): each byte that
     is not UTF-8 as `\\xNN`."""
     return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
 
@@ -468,7 +469,7 @@ def expected_tables(case: str) -> dict:
             done = subprocess.run(extract_command() + [str(profile), "-o",
                                                        str(Path(tmp, "s.json")), "--csv"],
                                   env=dict(os.environ, PYTHONPATH=str(PVA_DOUBLE)),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+                                  capture_output=True, timeout=60, check=False)
             assert done.returncode == 0, done.stderr
             _TABLES[case] = {n: Path(tmp, n).read_bytes() for n in CSV_NAMES}
     return _TABLES[case]
@@ -494,7 +495,7 @@ def check_stderr(run: Run, root: Path, problems: list) -> list:
             problems.append("stderr: {}".format(line[:300]))
         elif not STDERR_LINE.match(line):
             problems.append("stderr line of no known form: {!r}".format(line[:300]))
-    errors = [l for l in run.lines if l.startswith("extract: error: ")]
+    errors = [line for line in run.lines if line.startswith("extract: error: ")]
     for line in errors:  # every path of a layout is under its root, given absolute
         if not line.startswith("extract: error: {}/".format(root)) or ": " not in \
                 line[len("extract: error: {}/".format(root)):]:
@@ -659,7 +660,7 @@ def check_batch(example: Example, run: Run, before: dict, after: dict, previous=
     # An error of the batch's own (no profile's: the index cannot be written, say) stops
     # it: index lines may then be missing, and there is no last line.
     reasons = {e.get("reason") for e in entries if e.get("status") == "failed"}
-    stopped = [l for l in errors if l[len("extract: error: "):] not in reasons]
+    stopped = [line for line in errors if line[len("extract: error: "):] not in reasons]
     if reasons and run.code != 1:
         problems.append("profiles failed, and exit code {}".format(run.code))
     summary_at = {s["sha256"]: p for p, s in after.items() if s and
@@ -725,8 +726,8 @@ def check_candidate(example, candidate, entry, run, stopped, summary_at, first_r
             return []
         if candidate.regular:
             return ["{}: a profile found, and no index line".format(label)]
-        noted = any(l.startswith("extract: note: ") and "/{}".format(candidate.token) in l
-                    for l in run.lines)
+        noted = any(line.startswith("extract: note: ") and "/{}".format(candidate.token) in line
+                    for line in run.lines)
         return [] if noted else ["{}: a {} named profile.pop: neither indexed nor noted"
                                  .format(label, candidate.kind)]
     problems = []
@@ -789,7 +790,8 @@ def run_example(mode: str, seed, number: int, root: Path, keep=False):
         if not keep:
             example.tidy()
     report += ["  PROBLEM: " + p for p in problems]
-    report.append("  rerun: python tests/fsfuzz.py {} {} --seed {}".format(mode, number, seed))
+    report.append("  rerun: python tests/support/fsfuzz.py {} {} --seed {}".format(
+        mode, number, seed))
     return problems, "\n".join(report)
 
 

@@ -17,7 +17,7 @@ An example is a small tree in a folder of its own:
     cwd/                   the working folder of the run (empty)
 
 Strategies draw an `Example` (a description: nothing made yet); `run_example` builds it,
-runs the command (in this process through conftest.invoke_extract, or as a subprocess
+runs the command (in this process through support.cli.invoke_extract, or as a subprocess
 with an audit hook) and returns each broken invariant as a sentence naming it:
 
 (a) exit 0 (or compare --budget's 3) with output that parses strictly: JSON through
@@ -41,7 +41,7 @@ with an audit hook) and returns each broken invariant as a sentence naming it:
 
 Run it alone to tally what a longer run finds (every problem, not the first):
 
-    python tests/derivedfuzz.py survey --examples 100 [--command table-csv] [--subprocess]
+    python tests/support/derivedfuzz.py survey --examples 100 [--command table-csv] [--subprocess]
 """
 
 import csv
@@ -62,14 +62,15 @@ import xml.etree.ElementTree as ElementTree
 from html.parser import HTMLParser
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:  # run as a script
     sys.path.insert(0, str(TESTS))
 
 from hypothesis import strategies as st  # noqa: E402
 
-from conftest import (EDGE, FIXTURES, GOLDEN, PVA_DOUBLE, REPO, InProcessTimeout,  # noqa: E402
-                      extract_command, golden_case_folder, invoke_extract)
+from support.cases import golden_case_folder  # noqa: E402
+from support.cli import InProcessTimeout, extract_command, invoke_extract  # noqa: E402
+from support.paths import EDGE, FIXTURES, GOLDEN, PVA_DOUBLE, REPO  # noqa: E402
 
 TIMEOUT = float(os.environ.get("EXTRACT_DERIVEDFUZZ_TIMEOUT", "10"))  # a hang fails
 MEMORY_LIMIT = 2 << 30  # a subprocess reading /dev/zero stops at 2 GiB, not the machine's
@@ -1033,7 +1034,7 @@ def run_inprocess(built: Built) -> Run:
 
 
 SITECUSTOMIZE = '''\
-"""Installed by tests/derivedfuzz.py: log every path opened (audit event "open")."""
+"""Installed by tests/support/derivedfuzz.py: log every path opened (audit event "open")."""
 import json
 import os
 import sys

@@ -9,7 +9,7 @@ hold the extractor's output against it for profiles nobody worked out by hand.
 
 Where the data cannot mean what the spec needs, it raises `Refused` instead: the
 extractor must then exit 1 with a one-line error. These are the decisions of
-the README's "Bad input" section, restated independently:
+docs/errors.md, restated independently:
 
 - a required table or column missing; a repeated programs.id, compute_sets.compute_set
   or steps.id;
@@ -88,7 +88,7 @@ def _read(db, table, columns, text=()):
     for column in columns:
         if column not in names:
             raise Refused("no column {}.{}".format(table, column))
-    parts = ['CAST("{0}" AS TEXT)'.format(c) if c in text else '"{}"'.format(c)
+    parts = ['CAST("{}" AS TEXT)'.format(c) if c in text else '"{}"'.format(c)
              for c in columns]
     try:
         order = " ORDER BY rowid"
@@ -149,7 +149,7 @@ def oracle_summary(profile, label: str) -> dict:
             categories = _read(db, "var_categories", REQUIRED["var_categories"])
             memory = _read(db, "memory_by_tile", REQUIRED["memory_by_tile"])
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-            raise Unreadable("SQLite cannot read it: {}".format(exc))
+            raise Unreadable("SQLite cannot read it: {}".format(exc)) from exc
     finally:
         db.close()
     _unique(programs, 0, "programs.id")

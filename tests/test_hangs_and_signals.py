@@ -1,11 +1,11 @@
-"""Hostile input that hangs or races (issue 15, items 4, 5 and 8; issue 16, item 7):
+"""Hostile input that hangs or races:
 FIFOs and devices where a profile or rules file belongs, a rules pattern that backtracks
 catastrophically (--timeout), two batches on one index, SIGTERM and SIGHUP, workers
 whose parent is gone. Every extract here runs as a user runs it, in a subprocess."""
 
 import os
-import stat
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -13,31 +13,13 @@ from pathlib import Path
 
 import pytest
 
-import badinput as bad
-from conftest import PVA_DOUBLE, REPO, extract_command, run_extract
+from support import badinput as bad
+from support.checks import index_by, no_partial_files, the_error_line
+from support.cli import extract_command, run_extract
+from support.paths import PVA_DOUBLE, REPO
 
 # Generous limits for a process that must end by itself: only "it ended" is asserted.
 ENDS_WITHIN = 60
-
-
-def one_error_line(result, pattern: str) -> str:
-    lines = result.stderr.splitlines()
-    errors = [line for line in lines if line.startswith("extract: error: ")]
-    assert len(errors) == 1, result
-    assert pattern in errors[0], result
-    assert "Traceback" not in result.stderr, result
-    return errors[0]
-
-
-def no_partial_files(folder: Path) -> None:
-    leftovers = [p for p in folder.rglob("*") if p.name.endswith(".partial")]
-    assert leftovers == []
-
-
-def read_index(outdir: Path, name: str = "index.jsonl") -> dict:
-    import json
-    entries = [json.loads(line) for line in (outdir / name).read_text().splitlines()]
-    return {entry["profile"]: entry for entry in entries}
 
 
 # ---- a profile whose name makes a pattern backtrack catastrophically -----------------
@@ -70,7 +52,7 @@ def batch_of(root: Path, evil=("b",), good=("a", "c")) -> Path:
     return root
 
 
-# ---- item 4: only regular files are profiles or rules -------------------------------
+# ---- only regular files are profiles or rules -------------------------------
 
 @pytest.fixture
 def fifo(tmp_path):
@@ -83,12 +65,12 @@ def fifo(tmp_path):
 def test_a_fifo_profile_is_refused_at_once(fifo, tmp_path):
     result = run_extract(fifo, "-o", tmp_path / "s.json", timeout=ENDS_WITHIN)
     assert result.code == 1, result
-    one_error_line(result, "profile.pop: is a FIFO (named pipe), not a regular file")
+    the_error_line(result, "profile.pop: is a FIFO (named pipe), not a regular file")
     assert not (tmp_path / "s.json").exists()
     for command in ("inspect", "stages"):
         result = run_extract(command, fifo, timeout=ENDS_WITHIN)
         assert result.code == 1, result
-        one_error_line(result, "is a FIFO (named pipe), not a regular file")
+        the_error_line(result, "is a FIFO (named pipe), not a regular file")
 
 
 def test_a_symlink_to_a_device_is_not_a_profile(tmp_path):
@@ -98,7 +80,7 @@ def test_a_symlink_to_a_device_is_not_a_profile(tmp_path):
     for args in (["inspect", link], ["stages", link], [link, "-o", tmp_path / "s.json"]):
         result = run_extract(*args, timeout=ENDS_WITHIN)
         assert result.code == 1, (args, result)
-        one_error_line(result, "is a character device, not a regular file")
+        the_error_line(result, "is a character device, not a regular file")
 
 
 def test_a_fifo_rules_file_is_a_usage_error(tmp_path):
@@ -108,7 +90,7 @@ def test_a_fifo_rules_file_is_a_usage_error(tmp_path):
     for args in ([profile, "--rules", rules], ["stages", profile, "--rules", rules]):
         result = run_extract(*args, timeout=ENDS_WITHIN)
         assert result.code == 2, (args, result)
-        one_error_line(result, "rules.toml: is a FIFO (named pipe), not a regular file")
+        the_error_line(result, "rules.toml: is a FIFO (named pipe), not a regular file")
 
 
 def test_a_fifo_in_a_batch_fails_alone(tmp_path):
@@ -118,7 +100,7 @@ def test_a_fifo_in_a_batch_fails_alone(tmp_path):
     out = tmp_path / "out"
     result = run_extract(root, "-o", out, "-j", "2", timeout=ENDS_WITHIN)
     assert result.code == 1, result
-    index = read_index(out)
+    index = index_by(out, "profile")
     assert sorted(index) == [str(root / n / "profile.pop") for n in ("a", "c", "f")]
     assert [index[str(root / n / "profile.pop")]["status"] for n in "acf"] == \
         ["ok", "ok", "failed"]
@@ -134,7 +116,7 @@ def test_a_fifo_index_is_refused_at_once(tmp_path):
     os.mkfifo(str(out / "index.jsonl"))
     result = run_extract(root, "-o", out, timeout=ENDS_WITHIN)
     assert result.code == 1, result
-    one_error_line(result, "index.jsonl: is a FIFO (named pipe), not a regular file")
+    the_error_line(result, "index.jsonl: is a FIFO (named pipe), not a regular file")
     assert not (out / "a").exists()
 
 
@@ -146,12 +128,12 @@ def test_a_fifo_in_place_of_a_summary_does_not_hold_up_the_next_batch(tmp_path):
     (out / "a" / "summary.json").unlink()
     os.mkfifo(str(out / "a" / "summary.json"))
     result = run_extract(root, "-o", out, timeout=ENDS_WITHIN)
-    # It ends; and a FIFO in OUTDIR is never replaced (test_hostile_output): that one fails.
+    # It ends; and a FIFO in OUTDIR is never replaced (test_output_targets.py): that one fails.
     assert result.stderr.splitlines()[-1] == "0 extracted, 1 up to date, 1 failed", result
     assert stat.S_ISFIFO(os.lstat(str(out / "a" / "summary.json")).st_mode)
 
 
-# ---- item 4: --timeout ---------------------------------------------------------------
+# ---- --timeout ---------------------------------------------------------------
 
 # extract blocks classifies every step name too: the same hang, the same limit.
 @pytest.mark.parametrize("command, name", [([], "summary.json"), (["blocks"], "blocks.json")],
@@ -182,12 +164,12 @@ def test_a_batch_fails_the_profile_past_its_time_limit_and_goes_on(tmp_path):
     result = run_extract(root, "-o", out, "--rules", rules, "--timeout", "3", "-j", "2",
                          timeout=ENDS_WITHIN)
     assert result.code == 1, result
-    index = read_index(out)
+    index = index_by(out, "profile")
     assert [index[str(root / n / "profile.pop")]["status"] for n in "abc"] == \
         ["ok", "failed", "ok"]
     assert index[str(root / "b" / "profile.pop")]["reason"] == \
         "{}: took longer than 3 s (--timeout): ended".format(root / "b" / "profile.pop")
-    one_error_line(result, "b/profile.pop: took longer than 3 s (--timeout): ended")
+    the_error_line(result, "b/profile.pop: took longer than 3 s (--timeout): ended")
     assert result.stderr.splitlines()[-1] == "2 extracted, 0 up to date, 1 failed"
     assert not (out / "b").exists()
     no_partial_files(out)
@@ -217,7 +199,7 @@ def test_a_timeout_that_is_not_a_number_of_seconds_is_a_usage_error(tmp_path, va
                             "(0: no limit)\n".format(shown)
 
 
-# ---- item 8: SIGTERM and SIGHUP ------------------------------------------------------
+# ---- SIGTERM and SIGHUP ------------------------------------------------------
 
 def _start(args, **kwargs):
     env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE))
@@ -266,7 +248,7 @@ def test_a_stopped_batch_ends_like_ctrl_c(tmp_path, signum, group):
         "2 extracted, 0 up to date, 0 failed",
         "extract: error: terminated by {}: the index lists every profile finished so far"
         .format(signal.Signals(signum).name)]
-    index = read_index(out)
+    index = index_by(out, "profile")
     assert sorted(index) == [str(root / n / "profile.pop") for n in "ac"]
     assert all(entry["status"] == "ok" for entry in index.values())
     no_partial_files(out)
@@ -315,7 +297,7 @@ def test_a_stopped_single_run_ends_like_ctrl_c(tmp_path, signum, timeout):
 
         _wait_for(ready, "extract never got ready for the signal")
         run.send_signal(signum)
-        stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
+        _stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
     finally:
         if run.poll() is None:
             run.kill()
@@ -327,7 +309,7 @@ def test_a_stopped_single_run_ends_like_ctrl_c(tmp_path, signum, timeout):
     no_partial_files(tmp_path)
 
 
-# ---- issue 16, item 7: a worker never prints a traceback ----------------------------
+# ---- a worker never prints a traceback ----------------------------
 
 def test_a_worker_whose_batch_was_killed_ends_quietly(tmp_path):
     # The batch is killed (SIGKILL: no clean-up) while a worker extracts b, which takes
@@ -351,7 +333,7 @@ def test_a_worker_whose_batch_was_killed_ends_quietly(tmp_path):
     no_partial_files(tmp_path / "out")
 
 
-# ---- item 5: one writer per index file ----------------------------------------------
+# ---- one writer per index file ----------------------------------------------
 
 HOLDER = r"""
 import fcntl, os, sys, time
@@ -386,7 +368,7 @@ def test_a_second_batch_on_a_busy_index_is_refused(tmp_path):
         for args in ([root, "-o", out, "--force"], ["merge", out]):
             result = run_extract(*args, timeout=ENDS_WITHIN)
             assert result.code == 1, (args, result)
-            one_error_line(result, "{}: another extract (a batch or a merge) is writing "
+            the_error_line(result, "{}: another extract (a batch or a merge) is writing "
                            "this index now".format(out / "index.jsonl"))
             assert (out / "index.jsonl").read_bytes() == before
         # Its shards have index files of their own: they run.
@@ -396,7 +378,7 @@ def test_a_second_batch_on_a_busy_index_is_refused(tmp_path):
         _release(holder)
     result = run_extract(root, "-o", out, "--force", timeout=ENDS_WITHIN)
     assert result.code == 0, result
-    assert sorted(read_index(out)) == [str(root / n / "profile.pop") for n in "ac"]
+    assert sorted(index_by(out, "profile")) == [str(root / n / "profile.pop") for n in "ac"]
 
 
 def test_two_real_batches_on_one_outdir(tmp_path):
@@ -410,7 +392,7 @@ def test_two_real_batches_on_one_outdir(tmp_path):
         _read_until(first.stderr, 2, b"] ok: ")
         second = run_extract(root, "-o", out, "--rules", rules, timeout=ENDS_WITHIN)
         assert second.code == 1, second
-        one_error_line(second, "another extract (a batch or a merge) is writing")
+        the_error_line(second, "another extract (a batch or a merge) is writing")
         first.send_signal(signal.SIGINT)
         first.communicate(timeout=ENDS_WITHIN)
     finally:
@@ -418,7 +400,7 @@ def test_two_real_batches_on_one_outdir(tmp_path):
             first.kill()
             first.wait()
     assert first.returncode == 130
-    index = read_index(out)
+    index = index_by(out, "profile")
     assert sorted(index) == [str(root / n / "profile.pop") for n in "ac"]
 
 
@@ -431,7 +413,7 @@ def test_a_shard_in_progress_holds_off_a_merge(tmp_path):
     try:
         result = run_extract("merge", out, timeout=ENDS_WITHIN)
         assert result.code == 1, result
-        one_error_line(result, "index-shard-2-of-2.jsonl: another extract")
+        the_error_line(result, "index-shard-2-of-2.jsonl: another extract")
         assert not (out / "index.jsonl").exists()
         # The other shard runs again meanwhile.
         result = run_extract(root, "-o", out, "--shard", "1/2", "--force",
@@ -441,7 +423,7 @@ def test_a_shard_in_progress_holds_off_a_merge(tmp_path):
         _release(holder)
     result = run_extract("merge", out, timeout=ENDS_WITHIN)
     assert result.code == 0, result
-    assert sorted(read_index(out)) == [str(root / n / "profile.pop") for n in "ac"]
+    assert sorted(index_by(out, "profile")) == [str(root / n / "profile.pop") for n in "ac"]
 
 
 def test_the_lock_file_is_never_followed_through_a_symlink(tmp_path):
@@ -452,7 +434,7 @@ def test_the_lock_file_is_never_followed_through_a_symlink(tmp_path):
     (out / ".index.jsonl.lock").symlink_to(target)
     result = run_extract(root, "-o", out, timeout=ENDS_WITHIN)
     assert result.code == 1, result
-    one_error_line(result, ".index.jsonl.lock: is a symbolic link")
+    the_error_line(result, ".index.jsonl.lock: is a symbolic link")
     assert not target.exists()
 
 
@@ -494,8 +476,9 @@ def test_an_answer_that_cannot_be_pickled_still_reaches_the_index():
     # worker's guard is checked on its own, over a real pipe: the parent gets a failed
     # entry of plain text, not a worker dead of a PicklingError traceback.
     import multiprocessing
-    from extractor.batch.worker import _answer
+
     from extractor.batch.discover import BatchItem
+    from extractor.batch.worker import _answer
 
     parent, child = multiprocessing.Pipe()
     item = BatchItem(Path("in/p/profile.pop"), "in/p/profile.pop", "p")
@@ -522,7 +505,7 @@ def test_a_single_run_whose_extracting_process_dies_says_so_in_one_line(tmp_path
                                                           signal.SIGTERM),
                   "no extracting process")
         os.kill(_children(run.pid)[0], signal.SIGKILL)
-        stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
+        _stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
     finally:
         if run.poll() is None:
             run.kill()
@@ -537,7 +520,7 @@ def test_a_single_run_whose_extracting_process_dies_says_so_in_one_line(tmp_path
 def test_compare_refuses_a_fifo_summary_at_once(tmp_path):
     # A summary is read whole: a FIFO given as one (or found as a folder's summary.json)
     # would block compare forever.
-    from conftest import GOLDEN
+    from support.paths import GOLDEN
 
     fifo = tmp_path / "a" / "summary.json"
     fifo.parent.mkdir()
@@ -546,5 +529,5 @@ def test_compare_refuses_a_fifo_summary_at_once(tmp_path):
         result = run_extract("compare", GOLDEN / "expected.json", argument,
                              timeout=ENDS_WITHIN)
         assert result.code == 1, result
-        one_error_line(result, "summary.json: is a FIFO (named pipe), not a regular file")
+        the_error_line(result, "summary.json: is a FIFO (named pipe), not a regular file")
         assert stat.S_ISFIFO(os.lstat(str(fifo)).st_mode)

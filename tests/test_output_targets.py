@@ -1,4 +1,4 @@
-"""Hostile outputs (issue 15): devices, FIFOs and sockets where a summary goes, step tables
+"""Hostile outputs: devices, FIFOs and sockets where a summary goes, step tables
 that cannot all be replaced, output folders that cannot be made, a closed stdout.
 
 Every test runs the real CLI: in this process (invoke_extract), or in a subprocess where
@@ -14,10 +14,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-import badinput as bad
-from conftest import invoke_extract, run_extract, sha256
 from test_bad_input import check_error_line, summary_text
+
+from support import badinput as bad
+from support.checks import no_partial_files
+from support.cli import invoke_extract, run_extract
 
 TABLES = ("steps.csv", "first-body.csv")
 THREE = TABLES + ("summary.json",)
@@ -29,10 +30,6 @@ def base_bytes(label) -> bytes:
 
 def mode_of(path: Path) -> int:
     return os.lstat(str(path)).st_mode
-
-
-def no_partials(folder: Path) -> bool:
-    return [p for p in folder.rglob("*partial*")] == []
 
 
 def chattr(flag: str, path: Path) -> None:
@@ -68,7 +65,7 @@ def run_with(args, **popen):
     return done.code, done.stderr
 
 
-# ---- item 1: a device, FIFO or socket as -o ------------------------------------------
+# ---- a device, FIFO or socket as -o ------------------------------------------
 
 def test_single_output_onto_a_character_device_writes_into_it(tmp_path):
     profile = bad.write_base(tmp_path / "case")
@@ -172,7 +169,7 @@ def test_single_output_through_a_link_to_a_file_replaces_that_file(tmp_path):
     assert result.code == 0, result
     assert os.path.islink(str(link))
     assert real.read_bytes() == base_bytes(profile)
-    assert no_partials(tmp_path)
+    no_partial_files(tmp_path)
 
 
 def test_chart_onto_a_character_device_writes_into_it(tmp_path):
@@ -186,7 +183,7 @@ def test_chart_onto_a_character_device_writes_into_it(tmp_path):
     assert stat.S_ISCHR(mode_of(chart))
 
 
-# ---- item 1 in a batch: OUTDIR holds only regular files ------------------------------
+# ---- in a batch: OUTDIR holds only regular files ------------------------------
 
 def batch_input(tmp_path: Path) -> Path:
     bad.write_base(tmp_path / "runs" / "case")
@@ -218,7 +215,8 @@ def test_batch_never_writes_into_nor_replaces_a_special_file(tmp_path, name, kin
                          "FIFO \\(named pipe\\)" if kind == "fifo" else "character device"))
     assert (stat.S_ISFIFO if kind == "fifo" else stat.S_ISCHR)(mode_of(special))
     assert index_entry(out)["status"] == "failed"
-    assert sorted(p.name for p in out.iterdir()) == sorted([".index.jsonl.lock", "index.jsonl", name])
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [".index.jsonl.lock", "index.jsonl", name])
 
 
 def test_batch_summary_that_is_a_symbolic_link_is_refused_not_followed(tmp_path):
@@ -277,7 +275,7 @@ def test_merge_onto_a_fifo_index_is_one_line(tmp_path):
     assert stat.S_ISFIFO(mode_of(out / "index.jsonl"))
 
 
-# ---- item 7: summary.json, steps.csv and first-body.csv change together ---------------
+# ---- summary.json, steps.csv and first-body.csv change together ---------------
 
 OLD = {name: "old {}\n".format(name).encode() for name in THREE}
 
@@ -318,7 +316,7 @@ def test_csv_outputs_change_together_or_not_at_all(tmp_path, immutable, mode, ho
         assert blocked.is_dir() and list(blocked.iterdir()) == []
     else:
         assert blocked.read_bytes() == OLD[name]
-    assert no_partials(out)
+    no_partial_files(out)
 
 
 @pytest.mark.parametrize("mode", ["single", "batch"])
@@ -333,7 +331,7 @@ def test_csv_outputs_all_change_when_all_can(tmp_path, mode):
     assert result.code == 0, result
     for name in THREE:
         assert (out / name).read_bytes() != OLD[name]
-    assert no_partials(out)
+    no_partial_files(out)
 
 
 def test_single_csv_onto_a_character_device_is_refused_before_anything_changes(tmp_path):
@@ -349,7 +347,7 @@ def test_single_csv_onto_a_character_device_is_refused_before_anything_changes(t
         assert (out / name).read_bytes() == OLD[name]
 
 
-# ---- item 9: output folders that cannot be made or written ---------------------------
+# ---- output folders that cannot be made or written ---------------------------
 
 def test_batch_outdir_under_a_regular_file_is_one_line(tmp_path):
     runs = batch_input(tmp_path)
@@ -408,7 +406,7 @@ def test_read_only_output_folder_is_one_line(tmp_path, immutable, mode, where):
     assert list(readonly.iterdir()) == []
 
 
-# ---- item 9: a closed or broken standard output --------------------------------------
+# ---- a closed or broken standard output --------------------------------------
 
 def closed_stdout():
     os.close(1)

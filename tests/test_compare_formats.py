@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, invoke_extract
 from extractor.compare.formats import FORMATS
+from support.cli import invoke_extract
+from support.paths import FIXTURES
 
 RECORDINGS = (FIXTURES / "vit-f8weight" / "expected.json",
               FIXTURES / "vit-f8weight-b" / "expected.json")

@@ -2,12 +2,12 @@
 
 Every case is code: `damage(folder)` changes a fresh copy of the baseline case (the
 11-step trace of fixtures/edge/README.md, `profile.pop` + `pva-double.json`), and
-`expect` says what extract must answer (the README's "Bad input" section gives the reasons):
+`expect` says what extract must answer (docs/errors.md gives the reasons):
 
 - `Error(pattern)`: exit 1, one line `extract: error: <profile>: <problem>` matching it;
 - `Summary(change)`: exit 0 and exactly the baseline's hand-worked summary, changed by
   `change(summary)` (worked out by hand from the damage, in the comments);
-- `Oracle()`: whatever tests/spec_oracle.py derives from the spec (a summary, or
+- `Oracle()`: whatever tests/support/spec_oracle.py derives from the spec (a summary, or
   Refused: then a one-line error);
 - `Either()`: a summary obeying the bytes rule, or a one-line error (flipped bytes:
   SQLite may read garbage consistently; nobody can say which in advance).
@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from conftest import FIXTURES
+from support.paths import FIXTURES
 
 sys.path.insert(0, str(FIXTURES))
-import generate as g  # noqa: E402
+import generate as g
 
 BASE_KERNELS = [g.K4, g.K7]
 
@@ -187,7 +187,8 @@ def _step_column(step, column, value, table="steps_by_ipu", key="step_id"):
 def corpus():
     cases = [
         # Not SQLite at all.
-        Case("text file", write_bytes(b"step,cycles\n1,40\n" * 200), Error(r"not an SQLite database$")),
+        Case("text file", write_bytes(b"step,cycles\n1,40\n" * 200),
+             Error(r"not an SQLite database$")),
         Case("png", write_bytes(PNG), Error(r"not an SQLite database$")),
         Case("gzip", write_bytes(b"\x1f\x8b\x08\x00" + bytes(range(256)) * 8),
              Error(r"not an SQLite database$")),

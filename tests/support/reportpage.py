@@ -7,7 +7,7 @@ import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
-from conftest import FIXTURES, GOLDEN
+from support.paths import FIXTURES, GOLDEN
 
 A = GOLDEN / "expected.json"  # stages total 173253 (by hand: the six kernels' cycles)
 B = FIXTURES / "vit-f8weight-b" / "expected.json"  # stages total 156220 (by hand)
@@ -94,7 +94,8 @@ def write_index(folder: Path, entries) -> None:
     """folder/index.jsonl with these lines; an ok line whose summary is there records its
     SHA-256, as the batch does (unless the line gives one)."""
     with (folder / "index.jsonl").open("w", encoding="utf-8") as handle:
-        for entry in entries:
+        for given in entries:
+            entry = given
             summary = folder / entry.get("summary", "")
             if entry.get("status") == "ok" and "summary_sha256" not in entry \
                     and summary.is_file():

@@ -1,7 +1,6 @@
-"""Hostile input, round two (issue 15, items 9, 10, 12): inputs that used to end in
-"unexpected failure", a traceback-free but wrong exit code, non-finite numbers written
-as JSON, or minutes of CPU; each must get one clear line (or, where the input is
-readable, an answer).
+"""Hostile input: inputs that used to end in "unexpected failure", a traceback-free but
+wrong exit code, non-finite numbers written as JSON, or minutes of CPU; each must get one
+clear line (or, where the input is readable, an answer).
 
 Every test runs the real CLI, except the renderers' guard, which no CLI input reaches
 once the inputs are refused (that is its point)."""
@@ -13,10 +12,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
-import badinput as bad
-from conftest import GOLDEN, REPO, invoke_extract, sha256
 from test_bad_input import check_error_line
+
+from support import badinput as bad
+from support.cases import sha256
+from support.cli import invoke_extract
+from support.paths import GOLDEN, REPO
 
 SUMMARY_A = GOLDEN / "expected.json"  # the golden recording (the reference summary)
 RULES = REPO / "stage_rules.toml"
@@ -27,7 +28,7 @@ def no_surprise(result) -> None:
     assert "unexpected failure" not in result.stderr, result
 
 
-# ---- rules files (item 9, item 12's byte-order mark) --------------------------------
+# ---- rules files (and a byte-order mark) --------------------------------
 
 def _rules_with_pattern(pattern: str) -> str:
     """The installed rules with a first rule of `pattern` (a TOML literal string)."""
@@ -115,7 +116,7 @@ def test_rules_file_with_a_byte_order_mark_is_read(tmp_path):
     check_error_line(result.stderr, str(twice), r"^not valid TOML: ")
 
 
-# ---- --shard slurm (item 9) -----------------------------------------------------------
+# ---- --shard slurm -----------------------------------------------------------
 
 def _slurm(tmp_path, **variables):
     (tmp_path / "runs" / "a").mkdir(parents=True, exist_ok=True)
@@ -134,8 +135,8 @@ def _slurm(tmp_path, **variables):
     ({"SLURM_ARRAY_TASK_ID": "4.0"}, r"^SLURM_ARRAY_TASK_ID='4.0': not a whole number"),
     ({"SLURM_ARRAY_TASK_ID": "\u0664"}, r"^SLURM_ARRAY_TASK_ID='.': not a whole number"),
     ({"SLURM_ARRAY_TASK_ID": "1_0"}, r"^SLURM_ARRAY_TASK_ID='1_0': not a whole number"),
-    ({"SLURM_ARRAY_TASK_ID": "9" * 5000}, r"^SLURM_ARRAY_TASK_ID='9+\.\.\.': not a whole "
-                                          r"number"),
+    ({"SLURM_ARRAY_TASK_ID": "9" * 5000}, (r"^SLURM_ARRAY_TASK_ID='9+\.\.\.': not a whole "
+                                           r"number")),
     ({"SLURM_ARRAY_TASK_COUNT": "0"}, r"^SLURM_ARRAY_TASK_COUNT=0: .*1 or more"),
     ({"SLURM_ARRAY_TASK_ID": "3"}, r"^SLURM array task 3 is below SLURM_ARRAY_TASK_MIN=4"),
     ({"SLURM_ARRAY_TASK_ID": "7"}, r"^SLURM array task 7 is outside its 3 tasks"),
@@ -163,7 +164,7 @@ def test_slurm_step_is_still_honoured(tmp_path):
     assert result.code == 0, result
 
 
-# ---- compare: summaries that are not (items 9, 10) -----------------------------------
+# ---- compare: summaries that are not -----------------------------------
 
 def _summary_with(tmp_path, change, name="b") -> Path:
     data = json.loads(SUMMARY_A.read_text())
@@ -338,22 +339,22 @@ def test_renderers_refuse_non_finite_numbers():
                     render(comparison)
 
 
-# ---- views where the spec's tables belong (item 12) ----------------------------------
+# ---- views where the spec's tables belong ----------------------------------
 
 RECURSIVE_PROGRAMS = [
     "ALTER TABLE programs RENAME TO programs_stored",
-    "CREATE VIEW programs AS WITH RECURSIVE r(id, name) AS (SELECT 1, 'x' UNION ALL "
-    "SELECT id + 1, name FROM r) SELECT id, name FROM r",
+    ("CREATE VIEW programs AS WITH RECURSIVE r(id, name) AS (SELECT 1, 'x' UNION ALL "
+     "SELECT id + 1, name FROM r) SELECT id, name FROM r"),
 ]
 OVERFLOWING_PROGRAMS = [
     "ALTER TABLE programs RENAME TO programs_stored",
-    "CREATE VIEW programs AS SELECT id + 9223372036854775807 AS id, name "
-    "FROM programs_stored",
+    ("CREATE VIEW programs AS SELECT id + 9223372036854775807 AS id, name "
+     "FROM programs_stored"),
 ]
 OVERFLOWING_MEMORY = [
     "ALTER TABLE memory_by_tile RENAME TO memory_stored",
-    "CREATE VIEW memory_by_tile AS SELECT total * 9223372036854775807 AS total "
-    "FROM memory_stored",
+    ("CREATE VIEW memory_by_tile AS SELECT total * 9223372036854775807 AS total "
+     "FROM memory_stored"),
 ]
 GENEROUS = 120  # seconds: the old code ran for minutes on the recursive view
 

@@ -1,12 +1,12 @@
 """The start/end check, the step pass and the aggregate queries: one connection, in order.
 
-Until issue 16 the start/end check and the two memory aggregates ran on a second
-connection in a thread, beside the pass (profile.TableScans). Weighed on bench/size.py
-with and without it in the same runs, the thread did not earn the 10% a thread must
-(BENCHMARKS.md), and was removed. What it promised stays and is held here: the
-start/end error before the pass's, the pass's before the aggregates', no query left
-running and no thread left behind. (tests/badinput.py holds the same orders among its
-bad-input cases.)"""
+Until the table scans were weighed (BENCHMARKS.md), the start/end check and the two
+memory aggregates ran on a second connection in a thread, beside the pass
+(profile.TableScans). Weighed on bench/size.py with and without it in the same runs, the
+thread did not earn the 10% a thread must, and was removed. What it promised stays and
+is held here: the start/end error before the pass's, the pass's before the aggregates',
+no query left running and no thread left behind. (tests/support/badinput.py holds the
+same orders among its bad-input cases.)"""
 
 import re
 import sqlite3
@@ -14,9 +14,11 @@ import threading
 
 import pytest
 
-from conftest import EDGE, copy_case, golden_case_folder, run_extract
 from extractor.core.profile import Profile
 from extractor.core.summary import summarize
+from support.cases import copy_case, golden_case_folder
+from support.cli import run_extract
+from support.paths import EDGE
 
 
 def _spoil(profile, *statements):
@@ -36,12 +38,12 @@ def _extract(tmp_path, profile):
 
 
 START_END = (r"step \d+: steps_by_ipu\.cycles_base is text 'soon', not a number$",
-             "UPDATE steps_by_ipu SET cycles_base = 'soon' WHERE rowid = "
-             "(SELECT max(rowid) FROM steps_by_ipu)")
+             ("UPDATE steps_by_ipu SET cycles_base = 'soon' WHERE rowid = "
+              "(SELECT max(rowid) FROM steps_by_ipu)"))
 PASS = (r"step \d+: steps_by_ipu\.cycles is text 'many', not a whole number$",
         "UPDATE steps_by_ipu SET cycles = 'many'")
-AGGREGATE = (r"table 'memory_by_tile', column 'total' holds text 'lots' where a whole "
-             r"number belongs$", "UPDATE memory_by_tile SET total = 'lots' WHERE rowid = 1")
+AGGREGATE = ((r"table 'memory_by_tile', column 'total' holds text 'lots' where a whole "
+              r"number belongs$"), "UPDATE memory_by_tile SET total = 'lots' WHERE rowid = 1")
 
 
 @pytest.mark.parametrize("faults, reported", [

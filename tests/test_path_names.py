@@ -1,4 +1,4 @@
-"""Hostile paths (issue 15): batch outputs that would collide, names that are not UTF-8,
+"""Hostile paths: batch outputs that would collide, names that are not UTF-8,
 a linked profile whose log is beside its target, one profile under two spellings in the
 index. Every test runs the real CLI: in this process (invoke_extract), except where a
 name that is not UTF-8 crosses the process boundary (run_extract).
@@ -15,8 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import badinput as bad
-from conftest import EDGE, copy_case, invoke_extract, run_extract
+from support import badinput as bad
+from support.cases import copy_case
+from support.checks import index_lines, one_error
+from support.cli import invoke_extract, run_extract
+from support.paths import EDGE
 
 BAD = os.fsdecode(b"a\xff")  # a folder name that is not UTF-8: the byte 0xff
 BAD_SHOWN = "a\\xff"  # how extract shows it: the byte escaped, as Python's \\xNN
@@ -27,19 +30,6 @@ def summary_of(path) -> dict:
     return json.loads(Path(path).read_bytes())
 
 
-def index_lines(outdir: Path, name="index.jsonl") -> list:
-    return [json.loads(line) for line in (outdir / name).read_bytes().splitlines()]
-
-
-def one_error_line(result, code: int) -> str:
-    assert result.code == code, result
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("extract: error: "), lines[0]
-    return lines[0]
-
-
 def relabelled(summary_bytes: bytes, label: str) -> bytes:
     """A summary's bytes with another `profile` value (the spec's json.dumps layout)."""
     summary = json.loads(summary_bytes)
@@ -47,7 +37,7 @@ def relabelled(summary_bytes: bytes, label: str) -> bytes:
     return (json.dumps(summary, indent=2) + "\n").encode("ascii")
 
 
-# ---- item 2: batch arguments with the same folder name -----------------------------
+# ---- batch arguments with the same folder name -----------------------------
 
 def test_equal_argument_names_get_their_parent_folders(tmp_path):
     # PopRT writes every profile to a folder named inference/.
@@ -84,7 +74,7 @@ def test_one_profile_given_twice_is_refused_before_any_work(tmp_path):
     copy_case(CASE, tmp_path / "runs" / "a")
     result = invoke_extract("runs/a/profile.pop", "runs/a/profile.pop", "-o", "out",
                             cwd=tmp_path)
-    line = one_error_line(result, 2)
+    line = one_error(result, 2)
     assert line.startswith("extract: error: runs/a/profile.pop: the same profile as "
                            "runs/a/profile.pop, reached through the arguments"), line
     assert not (tmp_path / "out").exists()
@@ -94,7 +84,7 @@ def test_overlapping_arguments_are_refused(tmp_path):
     copy_case(CASE, tmp_path / "runs" / "a")
     copy_case(CASE, tmp_path / "runs" / "b")
     result = invoke_extract("runs", "runs/a", "-o", "out", cwd=tmp_path)
-    line = one_error_line(result, 2)
+    line = one_error(result, 2)
     assert "the arguments runs and runs/a" in line, line
     assert "give each profile once" in line
     assert not (tmp_path / "out").exists()
@@ -106,7 +96,7 @@ def test_a_link_to_another_arguments_profile_is_refused(tmp_path):
     (tmp_path / "y" / "profile.pop").symlink_to(tmp_path / "x" / "profile.pop")
     shutil.copy(str(CASE / "pva-double.json"), str(tmp_path / "y"))
     result = invoke_extract("x", "y", "-o", "out", cwd=tmp_path)
-    line = one_error_line(result, 2)
+    line = one_error(result, 2)
     assert line.startswith("extract: error: y/profile.pop: the same profile as "
                            "x/profile.pop, reached through the arguments x and y"), line
     assert not (tmp_path / "out").exists()
@@ -118,14 +108,14 @@ def test_outputs_that_still_collide_are_refused(tmp_path):
     os.rename(str(tmp_path / "d" / "profile.pop"), str(tmp_path / "d" / "a.pop"))
     copy_case(CASE, tmp_path / "d")
     result = invoke_extract("d/a.pop", "d/profile.pop", "-o", "out", cwd=tmp_path)
-    line = one_error_line(result, 2)
+    line = one_error(result, 2)
     assert line == ("extract: error: d/profile.pop: its summary would be written to "
                     "d/summary.json in the output folder, as d/a.pop's is: give each "
                     "profile a folder of its own, or extract them one at a time"), line
     assert not (tmp_path / "out").exists()
 
 
-# ---- item 3: paths that are not UTF-8 ----------------------------------------------
+# ---- paths that are not UTF-8 (docs/errors.md) ----------------------------------------------
 
 def test_a_non_utf8_folder_in_a_batch_beside_good_ones(tmp_path):
     runs = tmp_path / "runs"
@@ -166,7 +156,7 @@ def test_a_byte_and_its_escape_as_text_are_refused(tmp_path):
     # lines would have one key, so the batch is refused rather than losing one.
     copy_case(CASE, tmp_path / "runs" / BAD)
     copy_case(CASE, tmp_path / "runs" / BAD_SHOWN)
-    line = one_error_line(run_extract("runs", "-o", "out", cwd=tmp_path), 2)
+    line = one_error(run_extract("runs", "-o", "out", cwd=tmp_path), 2)
     assert line.startswith("extract: error: runs/a\\xff/profile.pop: two profiles are "
                            "shown by this one name"), line
     assert not (tmp_path / "out").exists()
@@ -188,7 +178,7 @@ def test_a_non_utf8_path_alone(tmp_path):
     assert (target.parent / "steps.csv").is_file()
     # An error names the path escaped, in one line.
     missing = run_extract(os.fsdecode(b"nope\xfe/profile.pop"), cwd=tmp_path)
-    assert one_error_line(missing, 1) == "extract: error: nope\\xfe/profile.pop: no such file"
+    assert one_error(missing, 1) == "extract: error: nope\\xfe/profile.pop: no such file"
 
 
 def test_inspect_and_stages_on_a_non_utf8_path(tmp_path):
@@ -219,8 +209,9 @@ def test_compare_on_non_utf8_paths(tmp_path):
     # Markdown escapes the backslash itself; CSV and JSON carry the label as shown.
     assert markdown.stdout.decode("utf-8").splitlines()[0] == "| | unit | a\\\\xff | good |"
     as_csv = run_extract("compare", "out", "--format", "csv", cwd=tmp_path)
+    # metric_name: the budget files' metric names
     assert as_csv.stdout.decode("utf-8").splitlines()[0] == (
-        "section,metric,unit,a\\xff,good,good change %,note,metric_name")  # metric_name: issue 12
+        "section,metric,unit,a\\xff,good,good change %,note,metric_name")
     as_json = json.loads(run_extract("compare", "out/{}/summary.json".format(BAD),
                                      "out/good", "--format", "json", cwd=tmp_path).stdout)
     assert [(r["label"], r["path"]) for r in as_json["recordings"]] == [
@@ -229,7 +220,7 @@ def test_compare_on_non_utf8_paths(tmp_path):
     assert labelled.stdout.decode("utf-8").splitlines()[0] == "| | unit | x\\\\xfe | good |"
 
 
-# ---- item 6: a linked profile whose log is beside its target -----------------------
+# ---- a linked profile whose log is beside its target -----------------------
 
 def _wal_writer(profile: Path) -> subprocess.Popen:
     """Turn `profile` to WAL mode and commit into its log, held open (no checkpoint):
@@ -266,7 +257,7 @@ def test_a_linked_profile_with_a_live_log_beside_its_target(tmp_path):
     try:
         before = sorted(p.name for p in store.iterdir())
         single = invoke_extract("runs/a/profile.pop", "-o", "s.json", cwd=tmp_path)
-        line = one_error_line(single, 1)
+        line = one_error(single, 1)
         assert line.startswith("extract: error: runs/a/profile.pop: a write-ahead log "
                                "(run1.pop-wal) is beside the file it resolves to, {}: "
                                .format(os.path.realpath(str(target)))), line
@@ -291,13 +282,13 @@ def test_a_linked_profile_with_a_journal_beside_its_target_is_skipped(tmp_path):
     shutil.copy(str(CASE / "pva-double.json"), str(tmp_path / "runs" / "a"))
     batch = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert batch.code == 0, batch
-    assert any(l.startswith("extract: note: runs/a/profile.pop: it resolves to ")
-               and l.endswith(", and profile.pop-journal is beside that: still being "
-                              "written, skipped") for l in batch.stderr.splitlines()), batch
+    assert any(line.startswith("extract: note: runs/a/profile.pop: it resolves to ")
+               and line.endswith(", and profile.pop-journal is beside that: still being "
+                                 "written, skipped") for line in batch.stderr.splitlines()), batch
     assert not list((tmp_path / "out").rglob("summary.json"))
 
 
-# ---- item 11: one line per summary in the index ------------------------------------
+# ---- one line per summary in the index ------------------------------------
 
 def test_two_spellings_of_one_folder_leave_one_line_per_summary(tmp_path):
     for folder in ("a", "b"):

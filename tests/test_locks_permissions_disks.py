@@ -13,10 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-
-import badinput as bad
-from conftest import EDGE, REPO, copy_case, invoke_extract, run_extract, sha256
 from test_bad_input import check_error_line, folder_state, summary_text
+
+from support import badinput as bad
+from support.cases import copy_case, sha256
+from support.checks import index_by, index_lines
+from support.cli import invoke_extract, run_extract
+from support.paths import EDGE, REPO
 
 
 def base_bytes(label: str) -> bytes:
@@ -166,7 +169,7 @@ def _without_root_privileges():
         return None
     # Root stays root but loses the capabilities that bypass file permissions.
     prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
-    probe = subprocess.run(prefix + ["true"])
+    probe = subprocess.run(prefix + ["true"], check=False)
     return (prefix, "root without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH") \
         if probe.returncode == 0 else None
 
@@ -256,7 +259,7 @@ def test_full_disk_in_a_batch_keeps_previous_outputs_and_the_index(tmp_path):
     assert code == 1, stderr
     assert "Traceback" not in stderr
     # The first summary cannot be written, nor its index line: the batch stops, saying so.
-    errors = [l for l in stderr.splitlines() if l.startswith("extract: error: ")]
+    errors = [line for line in stderr.splitlines() if line.startswith("extract: error: ")]
     assert errors == ["extract: error: out/index.jsonl: cannot write: File too large"], stderr
     assert (out / "index.jsonl").read_bytes() == index_before
     for path in out.rglob("summary.json"):
@@ -274,7 +277,7 @@ def _tiny_tmpfs(where: Path):
         return False
     where.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(where)],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
     return done.returncode == 0
 
 
@@ -299,7 +302,7 @@ def test_a_really_full_disk(tmp_path):
         assert out.read_bytes() == b"previous\n"
         assert sorted(p.name for p in disk.iterdir()) == ["filler", "more", "summary.json"]
     finally:
-        subprocess.run(["umount", str(disk)])
+        subprocess.run(["umount", str(disk)], check=False)
 
 
 HOSTILE_FOLDERS = ["...", "-o", "a\nb", " lead", "tab\there", "\u00e9t\u00e9",
@@ -319,7 +322,7 @@ def test_hostile_folder_names_stay_inside_the_output_folder(tmp_path):
     for path in written:
         assert os.path.realpath(str(path)).startswith(real_out + os.sep)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "runs"]
-    entries = [json.loads(l) for l in (out / "index.jsonl").read_text().splitlines()]
+    entries = index_lines(out)
     assert sorted(e["output"] for e in entries) == sorted(
         "out/{}/in/summary.json".format(n) for n in HOSTILE_FOLDERS)
 
@@ -412,9 +415,7 @@ def test_unreadable_and_locked_profiles_in_a_batch_of_good_ones(tmp_path):
     assert ("extract: note: runs/c-locked/profile.pop: profile.pop-journal beside it: "
             "still being written, skipped") in lines
     assert lines[-1] == "3 extracted, 0 up to date, 1 failed"
-    entries = {e["profile"]: e for e in (json.loads(l) for l in
-                                         (tmp_path / "out" / "index.jsonl").read_text()
-                                         .splitlines())}
+    entries = index_by(tmp_path / "out", "profile")
     for path in good:
         label = "runs/{}/profile.pop".format(path.parent.name)
         assert entries[label]["status"] == "ok"

@@ -1,0 +1,20 @@
+"""Helpers for the tests (pytest fixtures stay in tests/conftest.py). Imported as
+`from support.x import ...`: tests/ is on sys.path as pytest puts it there for conftest.py.
+
+- paths: where things are (REPO, FIXTURES, GOLDEN, EDGE, PVA_DOUBLE, GOLDEN_PROFILE_ARG).
+- cli: running `extract` -- run_extract (a real process), invoke_extract (in this process,
+  typer's CliRunner), their results, extract_command, pva_double (the stand-in imported).
+- cases: the fixtures as tests use them -- generator() (fixtures/generate.py), copy_case,
+  golden_case_folder, sha256.
+- checks: what many tests check -- one_error (a run that failed with one error line),
+  the_error_line (one error line among other lines), index_lines and index_by (a batch's
+  index.jsonl read back), no_partial_files, budget_file.
+- badinput: the bad-input corpus, damaged copies of one small good profile.
+- spec_oracle: an independent, plain reading of the summary format, for the fuzz tests.
+- blocks_oracle: the same for blocks.json.
+- reportpage: hand-made batch folders and a parsed tree of a report page's HTML.
+- fsfuzz: the file-system fuzz layer (tests/test_fuzz_fs.py); also a script to rerun one
+  example.
+- derivedfuzz: the fuzz of derived inputs (index lines, summaries, blocks.json, budget
+  files; tests/test_fuzz_derived.py); also a script to survey many examples.
+"""

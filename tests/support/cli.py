@@ -1,0 +1,150 @@
+"""Running `extract` as a user would: in a subprocess (`run_extract`, for what crosses a
+process boundary) or in this process (`invoke_extract`, typer's CliRunner), both giving
+the exit code, stdout bytes and stderr text; and the pva stand-in imported here."""
+
+import os
+import signal
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+from support.paths import PVA_DOUBLE
+
+
+def extract_command():
+    """The installed console script beside this Python, else `python -m extractor`."""
+    script = Path(sys.executable).with_name("extract")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "extractor"]
+
+
+class Result:
+    def __init__(self, completed):
+        self.code = completed.returncode
+        self.stdout = completed.stdout
+        self.stderr = completed.stderr.decode("utf-8", "replace")
+
+    def __repr__(self):
+        return "<exit {} stderr={!r}>".format(self.code, self.stderr[-2000:])
+
+
+def pva_double():
+    """The pva stand-in (tests/pva_double), imported in this process, for library tests;
+    sys.path is left as it was."""
+    sys.path.insert(0, str(PVA_DOUBLE))
+    try:
+        import pva
+    finally:
+        sys.path.remove(str(PVA_DOUBLE))
+    return pva
+
+
+def run_extract(*args, cwd=None, pva=True, env=None, timeout=120, prefix=(), **popen):
+    """Run `extract ARGS...` as a user would, in a subprocess: for what crosses a process
+    boundary (signals, terminals, permissions, crashes, imports, a missing pva). `pva` puts
+    the stand-in on PYTHONPATH; `prefix` goes before the command (`setpriv ...`); `popen`:
+    more subprocess.run arguments (preexec_fn, stdin, stdout: a pipe unless given)."""
+    environment = dict(os.environ)
+    environment.pop("PYTHONPATH", None)
+    if pva:
+        environment["PYTHONPATH"] = str(PVA_DOUBLE)
+    environment.update(env or {})
+    popen.setdefault("stdout", subprocess.PIPE)
+    completed = subprocess.run(list(prefix) + extract_command() + [str(a) for a in args],
+                               cwd=cwd, env=environment, stderr=subprocess.PIPE,
+                               timeout=timeout, check=False, **popen)
+    return Result(completed)
+
+
+# Commands that take no --timeout; any other first argument runs the default command.
+_NO_TIMEOUT = ("compare", "inspect", "stages", "merge", "doctor", "table", "report",
+               "--version", "-h", "--help")
+_CATCHABLE = [s for s in (getattr(signal, name, None) for name in
+                          ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", "SIGCHLD"))
+              if s is not None]
+
+
+class InProcessResult:
+    """What run_extract's Result has: `code`, `stdout` (bytes), `stderr` (text)."""
+
+    def __init__(self, code, stdout, stderr):
+        self.code = code
+        self.stdout = stdout
+        self.stderr = stderr
+
+    def __repr__(self):
+        return "<exit {} stderr={!r}>".format(self.code, self.stderr[-2000:])
+
+
+def _pva_modules():
+    return [name for name in sys.modules if name == "pva" or name.startswith("pva.")]
+
+
+def _runner(runner_class):
+    try:  # click before 8.2 mixes stderr into stdout unless told not to
+        return runner_class(mix_stderr=False)
+    except TypeError:  # click 8.2 and later (typer 0.29's): always apart
+        return runner_class()
+
+
+class InProcessTimeout(BaseException):
+    """An in-process run took longer than its `timeout`: not an Exception, so that the CLI's
+    catch-all does not turn it into an error line; the test fails with it."""
+
+
+def invoke_extract(*args, cwd=None, pva=True, env=None, timeout=120):
+    """Run `extract ARGS...` in this process (typer's CliRunner on extractor.cli.app): the
+    same exit code, stdout bytes and stderr as run_extract, without a new interpreter's
+    start-up. For everything that does not test a process boundary. `pva`: the stand-in
+    is importable (else no pva is: where one is installed, this falls back to
+    run_extract, as it does for an env with PYTHONPATH). `timeout`: seconds before the run
+    is interrupted (SIGALRM) and the test fails, as run_extract's would. A single run
+    gets `--timeout 0` unless it gives one (the default forks a watcher: it would fork
+    pytest). The signal handlers the CLI installs, sys.path, the
+    working folder and sys.modules' pva are put back afterwards; an exception the CLI let
+    escape (a traceback in a real run) is added to stderr."""
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    from extractor.cli import app
+
+    if "PYTHONPATH" in (env or {}):  # means nothing in this process
+        return run_extract(*args, cwd=cwd, pva=pva, env=env, timeout=timeout)
+    args = [str(a) for a in args]
+    if (not args or args[0] not in _NO_TIMEOUT) and "--timeout" not in args:
+        args += ["--timeout", "0"]
+    handlers = {signum: signal.getsignal(signum) for signum in _CATCHABLE}
+    stashed = {name: sys.modules.pop(name) for name in _pva_modules()}
+    folder = os.getcwd()
+    if pva:
+        sys.path.insert(0, str(PVA_DOUBLE))
+    elif importlib.util.find_spec("pva") is not None:  # a real one: cannot hide it here
+        sys.modules.update(stashed)
+        return run_extract(*args, cwd=cwd, pva=False, env=env, timeout=timeout)
+
+    def hang(*_):
+        raise InProcessTimeout("extract {} took more than {} s".format(args, timeout))
+
+    alarm = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(int(timeout))
+    try:
+        if cwd is not None:
+            os.chdir(str(cwd))
+        result = _runner(CliRunner).invoke(app, args, env=env, prog_name="extract")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, alarm)
+        os.chdir(folder)
+        if pva:
+            sys.path.remove(str(PVA_DOUBLE))
+        for name in _pva_modules():
+            del sys.modules[name]
+        sys.modules.update(stashed)
+        for signum, handler in handlers.items():
+            if handler is not None and signal.getsignal(signum) is not handler:
+                signal.signal(signum, handler)
+    stderr = result.stderr_bytes.decode("utf-8", "replace")
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+    return InProcessResult(result.exit_code, result.stdout_bytes, stderr)
