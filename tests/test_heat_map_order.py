@@ -2,8 +2,9 @@
 not in the rules' order (the default rules list PV before the fused QKV projection, so
 that the more specific pattern matches first)."""
 
-from conftest import golden_case_folder, copy_case, invoke_extract
-from reportpage import parse
+from support.cases import copy_case, golden_case_folder
+from support.cli import invoke_extract
+from support.reportpage import parse
 
 
 def test_columns_follow_the_first_body(tmp_path):

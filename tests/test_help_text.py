@@ -1,7 +1,7 @@
 """What `--help` shows: no `<bool>` type beside a flag (a flag takes no value)."""
 
 import pytest
-from conftest import invoke_extract
+from support.cli import invoke_extract
 
 COMMANDS = ["run", "merge", "compare", "blocks", "table", "report", "inspect", "stages",
             "doctor"]
