@@ -14,9 +14,9 @@ from typing import List, Optional
 import typer
 
 from .commandline import DefaultCommandGroup, print_version
+from .core.rules import load_rules
 from .exits import PROG, exit_with, line, report_errors, say, stoppable, warn
 from .output import print_answer
-from .core.rules import load_rules
 from .single import DEFAULT_TIMEOUT
 
 app = typer.Typer(

@@ -6,8 +6,19 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import (IO, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Tuple, cast,
-                    overload)
+from typing import (
+    IO,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Literal,
+    Optional,
+    Tuple,
+    cast,
+    overload,
+)
 
 from .errors import OutputError, StrPath, UsageError, shown_path
 from .inputs import kind

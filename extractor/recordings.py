@@ -7,8 +7,8 @@ import os
 from pathlib import Path, PurePath
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from .errors import StrPath, SummaryFileError, shown_path
 from .core.model import SUMMARY_NAME, Summary
+from .errors import StrPath, SummaryFileError, shown_path
 from .provenance import Origin, Origins
 
 

@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
-from .errors import ProfileError, UsageError, shown_path
-from .output import STDOUT
 from .core.pipeline import extract_profile
 from .core.rules import StageRules
+from .errors import ProfileError, UsageError, shown_path
+from .output import STDOUT
 
 if TYPE_CHECKING:
     from .core.blocks import BlocksExtraction

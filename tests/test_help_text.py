@@ -1,6 +1,7 @@
 """What `--help` shows: no `<bool>` type beside a flag (a flag takes no value)."""
 
 import pytest
+
 from support.cli import invoke_extract
 
 COMMANDS = ["run", "merge", "compare", "blocks", "table", "report", "inspect", "stages",

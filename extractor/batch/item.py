@@ -16,11 +16,11 @@ from typing import NamedTuple, Optional
 from .. import __version__
 from ..core.blockformats import blocks_path
 from ..core.blocks import median_stage_cycles
-from ..errors import ExtractorError, one_line, shown_path
-from ..inputs import read_regular
 from ..core.model import Summary
 from ..core.pipeline import extract_profile
 from ..core.steptables import csv_paths
+from ..errors import ExtractorError, one_line, shown_path
+from ..inputs import read_regular
 from .discover import BatchItem
 from .index import read_in_outdir, resolve_in_outdir
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import List, Optional
 
 from ..core.blockformats import blocks_path
-from ..output import remove_abandoned
 from ..core.steptables import csv_paths
+from ..output import remove_abandoned
 from ..stopping import STOP_SIGNALS
 from .discover import BatchItem
 from .item import RunOptions, failed_entry

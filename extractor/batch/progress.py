@@ -68,8 +68,14 @@ class RichReporter(PlainReporter):
 
     def __init__(self, console):
         super().__init__()
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
         self.progress = Progress(
             TextColumn("[bold]extract"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),

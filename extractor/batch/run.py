@@ -18,11 +18,12 @@ from collections import deque
 from pathlib import Path
 from typing import Deque, List, NamedTuple, Optional
 
-from ..errors import PvaMissingError
 from ..core.pvafacts import ENABLE_HINT
+from ..errors import PvaMissingError
 from ..stopping import STOP_SIGNALS, Stopped
 from .discover import BatchItem
 from .index import IndexWriter, index_name, known_entries, lock_index
+
 # RunOptions is imported from here by the CLI, OK and FAILED by progress.py.
 from .item import FAILED, OK, UP_TO_DATE, RunOptions, is_up_to_date, timestamp
 from .pool import Pool

@@ -8,8 +8,7 @@ import math
 from typing import List
 
 from ..core import metrics
-from ..core.blockformats import (BLOCKS_NAME, check_blocks, not_blocks,
-                            read_blocks_json)
+from ..core.blockformats import BLOCKS_NAME, check_blocks, not_blocks, read_blocks_json
 from ..errors import BlocksFileError
 from ..recordings import Recording, beside
 from .comparison import STAGE_TOTAL, STAGES, TOTAL, Comparison, Row, _with_change

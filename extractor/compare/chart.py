@@ -15,9 +15,9 @@ depend on. Every label is written by extractor.escaping's XML rules (`xml_text`,
 import math
 from typing import List
 
+from ..core.metrics import percent_change
 from ..escaping import xml_attribute, xml_text
 from ..output import write_atomic
-from ..core.metrics import percent_change
 from .comparison import Comparison
 
 # Okabe and Ito's colour-blind-safe palette, yellow and black last.

@@ -57,8 +57,7 @@ def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[f
     """The whole of `extract compare`: the table on standard output, the chart and the
     JUnit report where asked, the budget's last line through `line`; the exit code (0,
     or GATE_FAILED when a budget check failed)."""
-    from .blockstats import (FIRST, MissingBlocks, over_blocks, read_block_statistics,
-                             stat_metrics)
+    from .blockstats import FIRST, MissingBlocks, over_blocks, read_block_statistics, stat_metrics
     from .chart import write_chart
     from .comparison import compare
     from .formats import FORMATS

@@ -8,11 +8,10 @@ matched across recordings by `mask_ids`); formats.py renders it.
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..core import metrics
-from ..errors import CompareError
 from ..core.metrics import mask_ids, percent_change
 from ..core.model import MinMeanMax, Summary
+from ..errors import CompareError
 from ..recordings import Recording
-
 
 # ---- the comparison ----------------------------------------------------------------
 

@@ -19,9 +19,9 @@ import json
 import math
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from .budget import FAIL, FAILING, MISSING, OK, SKIPPED, BudgetCheck, budget_line, excess
 from ..errors import shown_path
 from ..escaping import csv_cell, markdown_cell, markdown_code
+from .budget import FAIL, FAILING, MISSING, OK, SKIPPED, BudgetCheck, budget_line, excess
 from .comparison import EXCHANGES, STAGE_TOTAL, STAGES, Comparison, Exchange
 
 

@@ -12,9 +12,9 @@ XML rules: a character XML cannot hold becomes a visible escape (`\\x01`, `\\uff
 
 from typing import Dict, List, Sequence
 
-from .budget import FAIL, FAILING, MISSING, SKIPPED, BudgetCheck, excess
 from ..escaping import xml_attribute, xml_text
 from ..output import write_atomic
+from .budget import FAIL, FAILING, MISSING, SKIPPED, BudgetCheck, excess
 
 
 def _attribute(text) -> str:

@@ -16,13 +16,32 @@ import math
 import operator
 from array import array
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, NamedTuple, Optional,
-                    Protocol, Sequence, Tuple, Union)
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    NamedTuple,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from ..errors import ProfileError, StrPath, shown_path
 from .rules import StageRules
-from .steps import (INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue, NameClass, SqlValue,
-                    StepNames, whole)
+from .steps import (
+    INPUT_DELIVERED_KIND,
+    OUTPUT_BEGINS_KIND,
+    BadValue,
+    NameClass,
+    SqlValue,
+    StepNames,
+    whole,
+)
 from .trace import compile_only_warning, no_anchor_warning, read_trace
 
 if TYPE_CHECKING:

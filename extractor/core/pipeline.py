@@ -8,9 +8,9 @@ from typing import Any, Callable, List, Optional, Tuple
 
 from ..errors import StrPath
 from ..output import write_atomic, write_output
-from .summary_json import summary_bytes
 from .rules import StageRules
 from .summary import Extraction, summarize
+from .summary_json import summary_bytes
 
 
 def extract_profile(profile: StrPath, output: StrPath, rules: Optional[StageRules], *,

@@ -23,8 +23,22 @@ What the public record says of the real module, and what is done about it here:
 """
 
 import operator
-from typing import (TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Pattern, Protocol, Sequence,
-                    Set, SupportsIndex, Tuple, Type, Union)
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Iterable,
+    List,
+    Optional,
+    Pattern,
+    Protocol,
+    Sequence,
+    Set,
+    SupportsIndex,
+    Tuple,
+    Type,
+    Union,
+)
 
 from ..errors import ProfileError, PvaMissingError, StrPath
 from .model import AttentionExchange

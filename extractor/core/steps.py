@@ -1,7 +1,17 @@
 """Step rows: the trace joined to names and stages, one row per step and IPU."""
 
-from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterator, NamedTuple, Optional,
-                    Protocol, Tuple, overload)
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    NamedTuple,
+    Optional,
+    Protocol,
+    Tuple,
+    overload,
+)
 
 from .rules import StageRules
 

@@ -18,13 +18,24 @@ for every row).
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, List, NamedTuple, Optional, Tuple, Union
 
+from ..errors import ProfileError, StrPath, shown_path
+from .model import summary_dict
 from .profile import Profile, RawStepRow
 from .pvafacts import NoPvaFacts, PvaFacts, PvaModule, StepFacts, import_pva
 from .rules import StageRules, load_rules
-from ..errors import ProfileError, StrPath, shown_path
-from .model import summary_dict
-from .steps import (DEVICE_KINDS, INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue,
-                    NamedStep, SqlValue, StepNames, StepRow, StepSink, make_step_row, whole)
+from .steps import (
+    DEVICE_KINDS,
+    INPUT_DELIVERED_KIND,
+    OUTPUT_BEGINS_KIND,
+    BadValue,
+    NamedStep,
+    SqlValue,
+    StepNames,
+    StepRow,
+    StepSink,
+    make_step_row,
+    whole,
+)
 from .trace import compile_only_warning, no_anchor_warning, read_trace
 
 if TYPE_CHECKING:  # blocks.py is imported only by a run that asks for blocks.json

@@ -14,10 +14,23 @@ from .. import __version__
 from ..errors import one_line, shown_path
 from ..escaping import terminal_text
 from .doctorchecks import (
-    FAIL, OK, SKIPPED, STATUSES, WARN, DoctorCheck, check_code_bytes,
-    check_compute_set_names, check_compute_sets_access, check_program_counts,
-    check_program_ids_unique, check_step_compute_sets, check_step_programs,
-    check_steps_by_ipu_rows, check_vars_info, doctor_check)
+    FAIL,
+    OK,
+    SKIPPED,
+    STATUSES,
+    WARN,
+    DoctorCheck,
+    check_code_bytes,
+    check_compute_set_names,
+    check_compute_sets_access,
+    check_program_counts,
+    check_program_ids_unique,
+    check_step_compute_sets,
+    check_step_programs,
+    check_steps_by_ipu_rows,
+    check_vars_info,
+    doctor_check,
+)
 from .doctorsides import PvaSide, SqlSide, read_sql
 from .inspection import pva_status, report_versions
 

@@ -17,10 +17,10 @@ numbers behind it, the first mismatches).
 import time
 from typing import Any, Dict, List, NamedTuple, Optional
 
-from ..errors import one_line
 from ..core.profile import EXCHANGE_CODE_CATEGORY
 from ..core.pvafacts import as_int
 from ..core.summary import NO_LOWERED_VARS
+from ..errors import one_line
 from .doctorsides import PvaSide, SqlSide
 
 OK, WARN, FAIL, SKIPPED = "ok", "warn", "fail", "skipped"

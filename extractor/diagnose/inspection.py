@@ -17,10 +17,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from ..errors import one_line, shown_path
-from ..escaping import terminal_text
 from ..core.profile import REQUIRED_COLUMNS, Profile
 from ..core.sqlitefile import SQL_ERRORS
+from ..errors import one_line, shown_path
+from ..escaping import terminal_text
 
 #: A rowid table whose rowids span at most this many values is counted exactly: it holds
 #: at most that many rows, so count(*) reads little.

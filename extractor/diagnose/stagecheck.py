@@ -9,11 +9,11 @@ each selector, what it found. Only SQL is read: pva is never asked.
 from pathlib import Path
 from typing import Dict, List
 
-from ..errors import shown_path
-from ..escaping import terminal_text
 from ..core.profile import Profile
 from ..core.rules import SELECTORS, StageRules
 from ..core.steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, step_rows
+from ..errors import shown_path
+from ..escaping import terminal_text
 
 EXCHANGE_KIND = "DoExchange"
 

@@ -12,10 +12,19 @@ from datetime import datetime, timezone
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
 from .. import __version__
-from ..core.metrics import (ALLOCATED_MEMORY, DEVICE_SPAN, DEVICE_SPAN_MEAN, EXCHANGE_MEMORY,
-                       QKV_EXECUTIONS, STAGE, STAGES_TOTAL, device_span_metric, metrics,
-                       percent_change)
 from ..core.blockformats import BLOCKS_NAME
+from ..core.metrics import (
+    ALLOCATED_MEMORY,
+    DEVICE_SPAN,
+    DEVICE_SPAN_MEAN,
+    EXCHANGE_MEMORY,
+    QKV_EXECUTIONS,
+    STAGE,
+    STAGES_TOTAL,
+    device_span_metric,
+    metrics,
+    percent_change,
+)
 from ..errors import BlocksFileError
 from ..provenance import blocks_belonging, record_note, stale_problem
 from ..recordings import beside

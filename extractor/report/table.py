@@ -15,8 +15,8 @@ import io
 import json
 from typing import Iterator, NamedTuple, Sequence
 
-from ..escaping import csv_text_cell
 from ..core.metrics import Number, metrics
+from ..escaping import csv_text_cell
 
 COLUMNS = ("recording", "profile", "metric", "value")
 FORMATS = ("csv", "jsonl")
