@@ -35,8 +35,13 @@ def batch_folder(variants, copies, runs_from) -> Path:
         return folder
     shutil.rmtree(str(folder), ignore_errors=True)
     for variant in range(variants):
-        spec = generate.vit_spec(blocks=27, runs=runs_from + variant, seed=variant + 1,
-                                 detailed_blocks=tuple(range(27)), code_bytes="none")
+        spec = generate.vit_spec(
+            blocks=27,
+            runs=runs_from + variant,
+            seed=variant + 1,
+            detailed_blocks=tuple(range(27)),
+            code_bytes="none",
+        )
         first = generate.write_case(spec, folder / "v{}".format(variant) / "c0")
         for copy in range(1, copies):
             target = folder / "v{}".format(variant) / "c{}".format(copy)
@@ -49,8 +54,18 @@ def batch_folder(variants, copies, runs_from) -> Path:
 
 def time_batch(profiles: Path, outdir: Path, jobs: int) -> float:
     env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
-    command = [sys.executable, "-m", "extractor", str(profiles), "-o", str(outdir),
-               "--jobs", str(jobs), "--force", "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "extractor",
+        str(profiles),
+        "-o",
+        str(outdir),
+        "--jobs",
+        str(jobs),
+        "--force",
+        "--quiet",
+    ]
     start = time.perf_counter()
     done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
@@ -75,10 +90,18 @@ def main(smoke: bool = False) -> int:
     if summaries(out / "1") != summaries(out / "2"):
         raise SystemExit("--jobs 1 and --jobs 2 wrote different summaries")
     one, two = statistics.median(times[1]), statistics.median(times[2])
-    print("batch of {} profiles, {} CPUs, median of {}: --jobs 1 {:.2f} s, --jobs 2 {:.2f} s, "
-          "speed-up {:.2f}x (target >= 1.7x{})".format(
-              count, os.cpu_count(), repeats, one, two, one / two,
-              "; smoke run, no target" if smoke else ""))
+    print(
+        "batch of {} profiles, {} CPUs, median of {}: --jobs 1 {:.2f} s, --jobs 2 {:.2f} s, "
+        "speed-up {:.2f}x (target >= 1.7x{})".format(
+            count,
+            os.cpu_count(),
+            repeats,
+            one,
+            two,
+            one / two,
+            "; smoke run, no target" if smoke else "",
+        )
+    )
     return 0
 
 

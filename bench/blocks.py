@@ -77,12 +77,21 @@ def single_ratio(smoke: bool, rounds: int) -> dict:
 
 
 def _batch(profiles: Path, outdir: Path, blocks: bool) -> float:
-    command = [sys.executable, "-m", "extractor", str(profiles), "-o", str(outdir),
-               "--jobs", "2", "--force", "--quiet", "--no-pva"] + (
-                   ["--blocks"] if blocks else [])
+    command = [
+        sys.executable,
+        "-m",
+        "extractor",
+        str(profiles),
+        "-o",
+        str(outdir),
+        "--jobs",
+        "2",
+        "--force",
+        "--quiet",
+        "--no-pva",
+    ] + (["--blocks"] if blocks else [])
     start = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          cwd=str(REPO))
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(REPO))
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit("batch failed: {}".format(done.stderr.decode()[-2000:]))
@@ -104,34 +113,59 @@ def batch_ratio(smoke: bool, rounds: int) -> dict:
         raise SystemExit("the batches with and without --blocks wrote different summaries")
     count = len(list((out / "blocks").rglob("blocks.json")))
     if count != variants * copies:
-        raise SystemExit("--blocks wrote {} blocks.json for {} profiles".format(
-            count, variants * copies))
-    result = {"profiles": variants * copies,
-              "batch_s": statistics.median(times[False]),
-              "batch_blocks_s": statistics.median(times[True])}
+        raise SystemExit(
+            "--blocks wrote {} blocks.json for {} profiles".format(count, variants * copies)
+        )
+    result = {
+        "profiles": variants * copies,
+        "batch_s": statistics.median(times[False]),
+        "batch_blocks_s": statistics.median(times[True]),
+    }
     result["ratio"] = result["batch_blocks_s"] / result["batch_s"]
     return result
 
 
 def main(smoke: bool = False, rounds: int = 0) -> int:
     rounds = rounds or (1 if smoke else 7)
-    print("bench/blocks.py: {} size, {} round(s), {} CPUs, Python {}".format(
-        "smoke" if smoke else "full", rounds, os.cpu_count(), sys.version.split()[0]),
-        flush=True)
+    print(
+        "bench/blocks.py: {} size, {} round(s), {} CPUs, Python {}".format(
+            "smoke" if smoke else "full", rounds, os.cpu_count(), sys.version.split()[0]
+        ),
+        flush=True,
+    )
     single = single_ratio(smoke, rounds)
-    print("long-trace ({} step rows), medians: extract --no-pva {:.2f} s, extract blocks "
-          "{:.2f} s: {:.2f}x (target <= {}x{})".format(
-              single["step_rows"], single["extract_no_pva_s"], single["extract_blocks_s"],
-              single["ratio"], TARGET, "; smoke: no target" if smoke else ""))
-    print("peak RSS of extract blocks: {:.1f} MB on long-trace, {:.1f} MB on short-trace "
-          "(10x fewer rows); extract --no-pva {:.1f} MB on long-trace".format(
-              single["rss_blocks_long_mb"], single["rss_blocks_short_mb"],
-              single["rss_no_pva_long_mb"]), flush=True)
+    print(
+        "long-trace ({} step rows), medians: extract --no-pva {:.2f} s, extract blocks "
+        "{:.2f} s: {:.2f}x (target <= {}x{})".format(
+            single["step_rows"],
+            single["extract_no_pva_s"],
+            single["extract_blocks_s"],
+            single["ratio"],
+            TARGET,
+            "; smoke: no target" if smoke else "",
+        )
+    )
+    print(
+        "peak RSS of extract blocks: {:.1f} MB on long-trace, {:.1f} MB on short-trace "
+        "(10x fewer rows); extract --no-pva {:.1f} MB on long-trace".format(
+            single["rss_blocks_long_mb"],
+            single["rss_blocks_short_mb"],
+            single["rss_no_pva_long_mb"],
+        ),
+        flush=True,
+    )
     batch = batch_ratio(smoke, rounds)
-    print("batch of {} profiles (--no-pva --jobs 2), medians: without --blocks {:.2f} s, "
-          "with {:.2f} s: {:.2f}x (target <= {}x{})".format(
-              batch["profiles"], batch["batch_s"], batch["batch_blocks_s"], batch["ratio"],
-              TARGET, "; smoke: no target" if smoke else ""))
+    print(
+        "batch of {} profiles (--no-pva --jobs 2), medians: without --blocks {:.2f} s, "
+        "with {:.2f} s: {:.2f}x (target <= {}x{})".format(
+            batch["profiles"],
+            batch["batch_s"],
+            batch["batch_blocks_s"],
+            batch["ratio"],
+            TARGET,
+            "; smoke: no target" if smoke else "",
+        )
+    )
     return 0
 
 

@@ -32,9 +32,15 @@ REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO / "fixtures" / "vit-f8weight" / "expected.json"
 TARGET_SECONDS, TARGET_BYTES = 5.0, 8 * 1024 * 1024
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 BLOCKS, RUNS = 12, 2
 
 
@@ -50,7 +56,8 @@ def make_batch(folder: Path, count: int, seed: int = 13) -> Path:
     entries = []
     for number in range(count):
         name = "sweep/precision-{}/batch-{}/run-{:03d}".format(
-            ("fp8", "fp16", "fp32")[number % 3], 2 ** (number % 5), number)
+            ("fp8", "fp16", "fp32")[number % 3], 2 ** (number % 5), number
+        )
         data = json.loads(json.dumps(reference))
         for kernel in data["kernels"]:
             kernel["cycles"] = int(kernel["cycles"] * rng.uniform(0.7, 1.4))
@@ -67,29 +74,57 @@ def make_batch(folder: Path, count: int, seed: int = 13) -> Path:
         bodies = []
         for run in range(1, RUNS + 1):
             for block in range(BLOCKS):
-                cycles = {k["stage"]: int(k["cycles"] * rng.uniform(0.9, 1.1))
-                          for k in data["kernels"]}
-                bodies.append({"run": run, "block": block, "first_step": 100 * block,
-                               "end_step": 100 * block + 99, "kernels": len(cycles),
-                               "cycles": cycles, "total": sum(cycles.values())})
+                cycles = {
+                    k["stage"]: int(k["cycles"] * rng.uniform(0.9, 1.1)) for k in data["kernels"]
+                }
+                bodies.append(
+                    {
+                        "run": run,
+                        "block": block,
+                        "first_step": 100 * block,
+                        "end_step": 100 * block + 99,
+                        "kernels": len(cycles),
+                        "cycles": cycles,
+                        "total": sum(cycles.values()),
+                    }
+                )
         blocks_text = json.dumps(
-            {"profile": data["profile"], "stages": stages + ["other"], "blocks": bodies,
-             "stats": {}, "total": None}, indent=2).encode()
+            {
+                "profile": data["profile"],
+                "stages": stages + ["other"],
+                "blocks": bodies,
+                "stats": {},
+                "total": None,
+            },
+            indent=2,
+        ).encode()
         (target / "blocks.json").write_bytes(blocks_text)
         # The hashes a batch run with --blocks records: without them the report would
         # not take the blocks.json files as their summaries' (and draw no heat map).
-        entry = {"summary": name + "/summary.json", "profile": data["profile"],
-                 "status": "ok", "warnings": [], "finished_at": "2026-01-01T00:00:00+00:00",
-                 "summary_sha256": hashlib.sha256(summary_text).hexdigest(),
-                 "blocks": True, "blocks_sha256": hashlib.sha256(blocks_text).hexdigest()}
+        entry = {
+            "summary": name + "/summary.json",
+            "profile": data["profile"],
+            "status": "ok",
+            "warnings": [],
+            "finished_at": "2026-01-01T00:00:00+00:00",
+            "summary_sha256": hashlib.sha256(summary_text).hexdigest(),
+            "blocks": True,
+            "blocks_sha256": hashlib.sha256(blocks_text).hexdigest(),
+        }
         if number % 10 == 3:
             entry["warnings"] = ["an inference without an end (synthetic warning)"]
         entries.append(entry)
     for number in range(count // 20):  # 5 % more profiles that failed
-        entries.append({"summary": "failed/{}/summary.json".format(number),
-                        "profile": "runs/failed/{}/profile.pop".format(number),
-                        "status": "failed", "reason": "not a profile (synthetic)",
-                        "warnings": [], "finished_at": "2026-01-01T00:00:00+00:00"})
+        entries.append(
+            {
+                "summary": "failed/{}/summary.json".format(number),
+                "profile": "runs/failed/{}/profile.pop".format(number),
+                "status": "failed",
+                "reason": "not a profile (synthetic)",
+                "warnings": [],
+                "finished_at": "2026-01-01T00:00:00+00:00",
+            }
+        )
     with (out / "index.jsonl").open("w") as handle:
         for entry in entries:
             handle.write(json.dumps(entry) + "\n")
@@ -127,8 +162,15 @@ def render_in_chromium(page: Path, count: int) -> dict:
         first = view.eval_on_selector("#recordings tbody tr", "r => r.cells[7].dataset.v")
         sorted_in = time.perf_counter() - start
         browser.close()
-    return {"rows": rows, "bars": bars, "load_s": loaded, "sort_s": sorted_in,
-            "first_total_after_sort": first, "errors": errors, "expected_rows": count}
+    return {
+        "rows": rows,
+        "bars": bars,
+        "load_s": loaded,
+        "sort_s": sorted_in,
+        "first_total_after_sort": first,
+        "errors": errors,
+        "expected_rows": count,
+    }
 
 
 def main(smoke: bool = False) -> int:
@@ -139,32 +181,60 @@ def main(smoke: bool = False) -> int:
         out = make_batch(folder, count)
         page = folder / "report.html"
         times = [run_extract("report", out, "-o", page) for _ in range(repeats)]
-        table_times = [run_extract("table", out, "-o", folder / "table.csv")
-                       for _ in range(repeats)]
+        table_times = [
+            run_extract("table", out, "-o", folder / "table.csv") for _ in range(repeats)
+        ]
         size = page.stat().st_size
         table_lines = (folder / "table.csv").read_bytes().count(b"\r\n") - 1
         browser = render_in_chromium(page, count)
     made = statistics.median(wall for wall, _ in times)
-    print("recordings: {} (each with a blocks.json of {} bodies), index: {} failed".format(
-        count, BLOCKS * RUNS, count // 20))
-    print("load average (1 min) at the end: {:.2f} on {} CPUs".format(
-        os.getloadavg()[0], os.cpu_count()))
-    print("extract report: wall median {:.2f} s of {} ({}); CPU median {:.2f} s; page "
-          "{:.2f} MB ({} bytes)".format(
-              made, repeats, ", ".join("{:.2f}".format(t) for t, _ in times),
-              statistics.median(cpu for _, cpu in times), size / 1048576.0, size))
-    print("extract table: wall median {:.2f} s, CPU {:.2f} s; {} lines".format(
-        statistics.median(w for w, _ in table_times),
-        statistics.median(c for _, c in table_times), table_lines))
-    print("chromium: load {:.2f} s, {} rows, {} bars, sort by stages total {:.2f} s, "
-          "page errors {}".format(browser["load_s"], browser["rows"], browser["bars"],
-                                  browser["sort_s"], len(browser["errors"])))
+    print(
+        "recordings: {} (each with a blocks.json of {} bodies), index: {} failed".format(
+            count, BLOCKS * RUNS, count // 20
+        )
+    )
+    print(
+        "load average (1 min) at the end: {:.2f} on {} CPUs".format(
+            os.getloadavg()[0], os.cpu_count()
+        )
+    )
+    print(
+        "extract report: wall median {:.2f} s of {} ({}); CPU median {:.2f} s; page "
+        "{:.2f} MB ({} bytes)".format(
+            made,
+            repeats,
+            ", ".join("{:.2f}".format(t) for t, _ in times),
+            statistics.median(cpu for _, cpu in times),
+            size / 1048576.0,
+            size,
+        )
+    )
+    print(
+        "extract table: wall median {:.2f} s, CPU {:.2f} s; {} lines".format(
+            statistics.median(w for w, _ in table_times),
+            statistics.median(c for _, c in table_times),
+            table_lines,
+        )
+    )
+    print(
+        "chromium: load {:.2f} s, {} rows, {} bars, sort by stages total {:.2f} s, "
+        "page errors {}".format(
+            browser["load_s"],
+            browser["rows"],
+            browser["bars"],
+            browser["sort_s"],
+            len(browser["errors"]),
+        )
+    )
     rendered = browser["rows"] == count and browser["bars"] == count and not browser["errors"]
     if smoke:
         return 0 if rendered else 1
     within = made <= TARGET_SECONDS and size <= TARGET_BYTES and rendered
-    print("targets (<= {:.0f} s, <= 8 MB, rendered): {}".format(
-        TARGET_SECONDS, "met" if within else "NOT met"))
+    print(
+        "targets (<= {:.0f} s, <= 8 MB, rendered): {}".format(
+            TARGET_SECONDS, "met" if within else "NOT met"
+        )
+    )
     return 0 if within else 1
 
 

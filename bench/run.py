@@ -38,12 +38,18 @@ def load(name: str):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true",
-                        help="reduced size, no targets: that the benchmarks work")
-    parser.add_argument("--baseline", metavar="REV",
-                        help="bench/size.py also times extract as committed at REV")
-    parser.add_argument("--only", choices=BENCHMARKS, action="append",
-                        help="run only this benchmark (repeat for several)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="reduced size, no targets: that the benchmarks work"
+    )
+    parser.add_argument(
+        "--baseline", metavar="REV", help="bench/size.py also times extract as committed at REV"
+    )
+    parser.add_argument(
+        "--only",
+        choices=BENCHMARKS,
+        action="append",
+        help="run only this benchmark (repeat for several)",
+    )
     arguments = parser.parse_args(argv)
     smoke = arguments.smoke
     status = 0
@@ -58,8 +64,9 @@ def main(argv=None) -> int:
             status = status or module.main(smoke, baseline=arguments.baseline)
         else:
             status = status or module.main(smoke)
-        print("== bench/{}.py done in {:.0f} s".format(name, time.perf_counter() - start),
-              flush=True)
+        print(
+            "== bench/{}.py done in {:.0f} s".format(name, time.perf_counter() - start), flush=True
+        )
     return status
 
 

@@ -20,18 +20,29 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 TARGET = REPO / "docs" / "report.png"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 GOLDEN = "vit-f8weight/poprt/profile_logs_f8weight/inference"
 VARIANT = "vit-f8weight-b (hand-made FP8 variant)"
 
 
 def extract(*args, check=True) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
-    return subprocess.run([sys.executable, "-m", "extractor"] + [str(a) for a in args],
-                          cwd=str(REPO), env=env, check=check, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE)
+    return subprocess.run(
+        [sys.executable, "-m", "extractor"] + [str(a) for a in args],
+        cwd=str(REPO),
+        env=env,
+        check=check,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def has_blocks_option() -> bool:
@@ -44,21 +55,34 @@ def main() -> int:
         blocks = ["--blocks"] if has_blocks_option() else []
         extract("fixtures", "-o", out, "--jobs", "2", "--quiet", *blocks)
         page = Path(temporary) / "report.html"
-        extract("report", REPO / "fixtures" / "vit-f8weight-b" / "expected.json", out,
-                "--label", VARIANT, "--baseline", GOLDEN,
-                "--title", "extract report: the committed fixtures", "-o", page)
+        extract(
+            "report",
+            REPO / "fixtures" / "vit-f8weight-b" / "expected.json",
+            out,
+            "--label",
+            VARIANT,
+            "--baseline",
+            GOLDEN,
+            "--title",
+            "extract report: the committed fixtures",
+            "-o",
+            page,
+        )
         from playwright.sync_api import sync_playwright
 
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM,
-                                                 args=CHROMIUM_ARGS)
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             view = browser.new_page(viewport={"width": 1500, "height": 900})
             view.goto(page.as_uri(), wait_until="load")
             view.screenshot(path=str(TARGET), full_page=True)
             browser.close()
-    print("{}: written ({} bytes){}".format(TARGET.relative_to(REPO), TARGET.stat().st_size,
-                                            "" if blocks else "; no --blocks in this "
-                                            "extract: no heat maps"))
+    print(
+        "{}: written ({} bytes){}".format(
+            TARGET.relative_to(REPO),
+            TARGET.stat().st_size,
+            "" if blocks else "; no --blocks in this extract: no heat maps",
+        )
+    )
     return 0
 
 

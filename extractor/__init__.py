@@ -1,8 +1,8 @@
 """extractor: exact, comparable summaries of Graphcore PopVision profiles.
 
-    from extractor import summarize, summary_bytes
-    extraction = summarize("profile.pop")
-    open("summary.json", "wb").write(summary_bytes(extraction.summary))
+from extractor import summarize, summary_bytes
+extraction = summarize("profile.pop")
+open("summary.json", "wb").write(summary_bytes(extraction.summary))
 """
 
 __version__ = "0.1.0"
@@ -12,22 +12,41 @@ from .errors import ExtractorError, OutputError, ProfileError, PvaMissingError, 
 # The rest of the library is imported on first use (PEP 562), so that `extract`, which
 # imports this package first, pays at start-up only for the modules its command needs.
 _LAZY = {
-    "write_atomic": "output", "summary_bytes": "core.summary_json",
-    "StageRules": "core.rules", "default_rules_path": "core.rules",
-    "load_rules": "core.rules", "STEP_FIELDS": "core.steps", "StepRow": "core.steps",
-    "step_rows": "core.steps", "Extraction": "core.summary", "summarize": "core.summary",
+    "write_atomic": "output",
+    "summary_bytes": "core.summary_json",
+    "StageRules": "core.rules",
+    "default_rules_path": "core.rules",
+    "load_rules": "core.rules",
+    "STEP_FIELDS": "core.steps",
+    "StepRow": "core.steps",
+    "step_rows": "core.steps",
+    "Extraction": "core.summary",
+    "summarize": "core.summary",
 }
 
 __all__ = [
-    "Extraction", "ExtractorError", "OutputError", "ProfileError", "PvaMissingError",
-    "RulesError", "STEP_FIELDS", "StageRules", "StepRow", "default_rules_path", "load_rules",
-    "step_rows", "summarize", "summary_bytes", "write_atomic",
+    "Extraction",
+    "ExtractorError",
+    "OutputError",
+    "ProfileError",
+    "PvaMissingError",
+    "RulesError",
+    "STEP_FIELDS",
+    "StageRules",
+    "StepRow",
+    "default_rules_path",
+    "load_rules",
+    "step_rows",
+    "summarize",
+    "summary_bytes",
+    "write_atomic",
 ]
 
 
 def __getattr__(name):
     if name in _LAZY:
         import importlib
+
         value = getattr(importlib.import_module("." + _LAZY[name], __name__), name)
         globals()[name] = value
         return value

@@ -48,7 +48,8 @@ def _visible(found: "re.Match[str]") -> str:
 # reorder what is shown (U+202A-U+202E, U+2066-U+2069: "Trojan Source"), and lone
 # surrogates (no UTF-8 terminal can be sent one).
 _NOT_FOR_TERMINALS = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def terminal_text(text: str) -> str:
@@ -114,8 +115,18 @@ def csv_cell(value: object) -> object:
 # on purpose: `$...$` (GitHub's inline math) and `:name:` (emoji shortcodes), which only
 # restyle what is shown and are rare in names, and a bare URL, which GitHub links but
 # shows as itself.
-_MARKDOWN = {"\\": "\\\\", "|": "\\|", "`": "\\`", "[": "\\[", "]": "\\]", "*": "\\*",
-             "~": "\\~", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
+_MARKDOWN = {
+    "\\": "\\\\",
+    "|": "\\|",
+    "`": "\\`",
+    "[": "\\[",
+    "]": "\\]",
+    "*": "\\*",
+    "~": "\\~",
+    "<": "&lt;",
+    ">": "&gt;",
+    "&": "&amp;",
+}
 _MARKDOWN_SPECIAL = re.compile(r"[\\|`\[\]*~<>&]|_+")
 
 
@@ -124,8 +135,9 @@ def _markdown_escape(found: "re.Match[str]") -> str:
     if text[0] != "_":
         return _MARKDOWN[text]
     whole, start, end = found.string, found.start(), found.end()
-    inside_a_word = (start > 0 and end < len(whole) and whole[start - 1].isalnum()
-                     and whole[end].isalnum())
+    inside_a_word = (
+        start > 0 and end < len(whole) and whole[start - 1].isalnum() and whole[end].isalnum()
+    )
     return text if inside_a_word else text.replace("_", "\\_")
 
 
@@ -168,8 +180,7 @@ def markdown_code(text: str) -> str:
 # makes the whole document not XML (a browser then shows an error, or half the chart).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _XML_TEXT = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"}
-_XML_ATTRIBUTE = dict(_XML_TEXT, **{'"': "&quot;", "'": "&apos;", "\n": "&#10;",
-                                    "\t": "&#9;"})
+_XML_ATTRIBUTE = dict(_XML_TEXT, **{'"': "&quot;", "'": "&apos;", "\n": "&#10;", "\t": "&#9;"})
 _XML_TEXT_SPECIAL = re.compile("[&<>\r]")
 _XML_ATTRIBUTE_SPECIAL = re.compile("[&<>\"'\n\r\t]")
 
@@ -180,8 +191,9 @@ def xml_text(text: str) -> str:
     as a visible escape (`\\x01`, `\\ufffe`), then `&`, `<`, `>` as `&amp;`, `&lt;`,
     `&gt;`, and a carriage return as `&#13;` (which a parser keeps; written as it is, it
     would read back as a newline)."""
-    return _XML_TEXT_SPECIAL.sub(lambda found: _XML_TEXT[found.group()],
-                                 _NOT_XML.sub(_visible, text))
+    return _XML_TEXT_SPECIAL.sub(
+        lambda found: _XML_TEXT[found.group()], _NOT_XML.sub(_visible, text)
+    )
 
 
 def xml_attribute(text: str) -> str:
@@ -189,5 +201,8 @@ def xml_attribute(text: str) -> str:
     XML cannot hold as `xml_text` writes them, then `&`, `<`, `>`, `"`, `'` as entities,
     and tab, newline and carriage return as character references, which a parser keeps
     (written as they are, it would turn them into spaces)."""
-    return '"{}"'.format(_XML_ATTRIBUTE_SPECIAL.sub(
-        lambda found: _XML_ATTRIBUTE[found.group()], _NOT_XML.sub(_visible, text)))
+    return '"{}"'.format(
+        _XML_ATTRIBUTE_SPECIAL.sub(
+            lambda found: _XML_ATTRIBUTE[found.group()], _NOT_XML.sub(_visible, text)
+        )
+    )

@@ -29,11 +29,13 @@ def line(text: str) -> None:
 def stoppable(action: Callable[[], Any]) -> Callable[[], Any]:
     """`action` with SIGTERM and SIGHUP ending it as Ctrl-C does: one line, exit 128 +
     the signal, no temporary file left (atomic writes unwind)."""
+
     def run() -> Any:
         from .stopping import raise_on_stop_signals
 
         raise_on_stop_signals()
         return action()
+
     return run
 
 
@@ -56,14 +58,14 @@ def report_errors(action: Callable[[], Any], debug: Optional[bool] = None) -> An
             say("error", "interrupted")
             raise typer.Exit(130) from None
         from .stopping import stop_message
+
         say("error", stop_message(signum))
         raise typer.Exit(128 + signum) from None
     except Exception as exc:  # a bug or an input we did not foresee: still one line
         if debug:
             traceback.print_exc()
         hint = " (run with --debug for the traceback)" if debug is False else ""
-        say("error", "unexpected failure: {}: {}{}".format(type(exc).__name__, one_line(exc),
-                                                          hint))
+        say("error", "unexpected failure: {}: {}{}".format(type(exc).__name__, one_line(exc), hint))
         raise typer.Exit(1) from None
 
 

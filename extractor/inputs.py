@@ -14,9 +14,14 @@ from typing import Callable, Optional
 from .errors import StrPath
 
 # The kinds of file, in the words every message uses (inputs and outputs alike).
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def kind(mode: int) -> str:
@@ -52,8 +57,9 @@ def open_regular(path: StrPath) -> int:
     problem = not_regular(mode)
     if problem is not None:
         raise NotRegular(problem)
-    fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                 | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(
+        str(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
     try:
         problem = not_regular(os.fstat(fd).st_mode)
         if problem is not None:  # swapped since the check
@@ -87,7 +93,8 @@ class TooLarge(OSError):
 
     def __init__(self, size: int, limit: int):
         problem = "is {} bytes, beyond the {} extract reads of such a file".format(
-            size, size_text(limit))
+            size, size_text(limit)
+        )
         super().__init__(problem)
         self.strerror = problem
         self.size = size

@@ -70,8 +70,7 @@ def atomic_file(path: StrPath, strict: bool = False) -> Iterator[IO[bytes]]:
 
 
 @contextlib.contextmanager
-def atomic_files(names: Iterable[StrPath], strict: bool = False
-                 ) -> Iterator[List[IO[bytes]]]:
+def atomic_files(names: Iterable[StrPath], strict: bool = False) -> Iterator[List[IO[bytes]]]:
     """Binary handles for several files that change together, or not at all.
 
     Every target is checked (`replaceable`, never written directly) before the block
@@ -122,8 +121,7 @@ def atomic_files(names: Iterable[StrPath], strict: bool = False
                     pass
 
 
-def _replace_together(paths: List[Path], targets: List[Path], temps: List[Optional[str]]
-                      ) -> None:
+def _replace_together(paths: List[Path], targets: List[Path], temps: List[Optional[str]]) -> None:
     """Rename temps[i] over targets[i] for each i, all or none (see atomic_files); a
     temporary name is set to None once renamed."""
     replaced: List[int] = []
@@ -161,8 +159,9 @@ def _backup(target: Path) -> str:
     """A second name for the file at `target` (a hard link, or a copy where the file
     system has none), named like a temporary file so that an abandoned one is swept."""
     while True:
-        name = str(target.parent / "{}{}.partial".format(_partial_prefix(target),
-                                                         os.urandom(6).hex()))
+        name = str(
+            target.parent / "{}{}.partial".format(_partial_prefix(target), os.urandom(6).hex())
+        )
         try:
             os.link(str(target), name)
             return name
@@ -190,8 +189,7 @@ def replaceable(path: StrPath, strict: bool = ..., direct: Literal[False] = ...)
 def replaceable(path: StrPath, strict: bool = ..., direct: bool = ...) -> Optional[Path]: ...
 
 
-def replaceable(path: StrPath, strict: bool = False, direct: bool = False
-                ) -> Optional[Path]:
+def replaceable(path: StrPath, strict: bool = False, direct: bool = False) -> Optional[Path]:
     """Where a rename may put a new file for `path`: the path of a regular file or of
     nothing. `strict`: `path` itself must be one (a symbolic link is refused too).
     Otherwise a symbolic link is followed: the file it points to is the one replaced.
@@ -211,13 +209,23 @@ def replaceable(path: StrPath, strict: bool = False, direct: bool = False
     if direct and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
         return None
     if strict:
-        raise OutputError(path, "is {}, not a regular file: extract never replaces one, "
-                          "nor writes through one (remove it)".format(kind(mode)))
+        raise OutputError(
+            path,
+            "is {}, not a regular file: extract never replaces one, "
+            "nor writes through one (remove it)".format(kind(mode)),
+        )
     if direct or stat.S_ISDIR(mode):
-        raise OutputError(path, "is {}: only a regular file is replaced (or a character "
-                          "device or FIFO written into)".format(kind(mode)))
-    raise OutputError(path, "is {}: files written together must be regular files, "
-                      "replaced all at once".format(kind(mode)))
+        raise OutputError(
+            path,
+            "is {}: only a regular file is replaced (or a character "
+            "device or FIFO written into)".format(kind(mode)),
+        )
+    raise OutputError(
+        path,
+        "is {}: files written together must be regular files, replaced all at once".format(
+            kind(mode)
+        ),
+    )
 
 
 def _check_replaceable(path: Path, target: Path) -> None:
@@ -228,16 +236,18 @@ def _check_replaceable(path: Path, target: Path) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode):
-        raise OutputError(path, "is {} now, not a regular file: it is not replaced"
-                          .format(kind(mode)))
+        raise OutputError(
+            path, "is {} now, not a regular file: it is not replaced".format(kind(mode))
+        )
 
 
 def _make_parent(path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise OutputError(path, "cannot write: a part of {} is a file, not a folder"
-                          .format(path.parent)) from None
+        raise OutputError(
+            path, "cannot write: a part of {} is a file, not a folder".format(path.parent)
+        ) from None
 
 
 def make_folder(folder: StrPath) -> None:
@@ -246,11 +256,13 @@ def make_folder(folder: StrPath) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise OutputError(folder, "cannot make the output folder: a part of it is a file, "
-                          "not a folder") from None
+        raise OutputError(
+            folder, "cannot make the output folder: a part of it is a file, not a folder"
+        ) from None
     except OSError as exc:
-        raise OutputError(folder, "cannot make the output folder: {}".format(
-            exc.strerror or exc)) from exc
+        raise OutputError(
+            folder, "cannot make the output folder: {}".format(exc.strerror or exc)
+        ) from exc
 
 
 @contextlib.contextmanager
@@ -261,14 +273,19 @@ def _open_direct(path: Path) -> Iterator[IO[bytes]]:
         fd = os.open(str(path), os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno == errno.ENXIO:
-            raise OutputError(path, "is a FIFO (named pipe) that nobody is reading: "
-                              "start its reader first") from None
+            raise OutputError(
+                path, "is a FIFO (named pipe) that nobody is reading: start its reader first"
+            ) from None
         raise
     try:
         mode = os.fstat(fd).st_mode
         if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):  # swapped meanwhile
-            raise OutputError(path, "is {} now, not a character device or FIFO: it is "
-                              "not written into".format(kind(mode)))
+            raise OutputError(
+                path,
+                "is {} now, not a character device or FIFO: it is not written into".format(
+                    kind(mode)
+                ),
+            )
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -283,8 +300,7 @@ def _new_partial(path: Path) -> Tuple[int, str]:
     .NAME.HOST.PID.RANDOM.partial. Its mode is what any new file gets (0666 less the
     umask), as `path` would have had if written directly."""
     while True:
-        tmp = str(path.parent / "{}{}.partial".format(_partial_prefix(path),
-                                                      os.urandom(6).hex()))
+        tmp = str(path.parent / "{}{}.partial".format(_partial_prefix(path), os.urandom(6).hex()))
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
         except FileExistsError:  # a 48-bit name taken: draw another
@@ -297,6 +313,7 @@ def _host() -> str:
         return os.uname().nodename
     except AttributeError:  # pragma: no cover - not a POSIX system
         import socket
+
         return socket.gethostname()
 
 
@@ -311,7 +328,7 @@ def remove_abandoned(path: StrPath) -> None:
     path = Path(path)
     host = _host()
     for partial in path.parent.glob(".{}.{}.*.partial".format(path.name, host)):
-        pid = partial.name[len(".{}.{}.".format(path.name, host)):].split(".", 1)[0]
+        pid = partial.name[len(".{}.{}.".format(path.name, host)) :].split(".", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
             try:
                 partial.unlink()
@@ -415,13 +432,11 @@ def _fsync_folder(folder: Path) -> None:
 #: The names a batch folder gives its own files: an output of compare, table or report is
 #: never written under one of them inside a folder the command reads (it would be read
 #: back as a recording, blocks.json or index line).
-BATCH_FILE_NAMES = ("summary.json", "blocks.json", "index.jsonl", "steps.csv",
-                    "first-body.csv")
+BATCH_FILE_NAMES = ("summary.json", "blocks.json", "index.jsonl", "steps.csv", "first-body.csv")
 
 
 def _is_batch_file_name(name: str) -> bool:
-    return name in BATCH_FILE_NAMES or (name.startswith("index-shard-")
-                                        and name.endswith(".jsonl"))
+    return name in BATCH_FILE_NAMES or (name.startswith("index-shard-") and name.endswith(".jsonl"))
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -438,12 +453,16 @@ def check_target(path: StrPath) -> None:
     while not os.path.lexists(str(folder)) and folder != folder.parent:
         folder = folder.parent
     if os.path.exists(str(folder)) and not os.path.isdir(str(folder)):
-        raise OutputError(path, "cannot write: a part of {} is a file, not a folder"
-                          .format(path.parent))
+        raise OutputError(
+            path, "cannot write: a part of {} is a file, not a folder".format(path.parent)
+        )
 
 
-def check_outputs(targets: Iterable[Tuple[str, Optional[StrPath]]],
-                  inputs: Iterable[StrPath] = (), folders: Iterable[StrPath] = ()) -> None:
+def check_outputs(
+    targets: Iterable[Tuple[str, Optional[StrPath]]],
+    inputs: Iterable[StrPath] = (),
+    folders: Iterable[StrPath] = (),
+) -> None:
     """Check every output of a command before any is written, so that a command fails
     whole or not at all. `targets`: (option, path) pairs ("-": standard output, passed
     over). UsageError when an output is one of the command's `inputs` (files it reads),
@@ -462,13 +481,20 @@ def check_outputs(targets: Iterable[Tuple[str, Optional[StrPath]]],
             raise UsageError(path, "{} and {} name the same file".format(seen[real], option))
         seen[real] = option
         if real in read or any(_same(path, other) for other in read.values()):
-            raise UsageError(path, "{} would write over an input of this command: write it "
-                             "elsewhere".format(option))
+            raise UsageError(
+                path,
+                "{} would write over an input of this command: write it elsewhere".format(option),
+            )
         if _is_batch_file_name(os.path.basename(real)) and any(
-                _inside(real, folder) for folder in real_folders):
-            raise UsageError(path, "{} would write a batch's own file ({}) into a folder "
-                             "this command reads: write it elsewhere".format(
-                                 option, shown_path(os.path.basename(real))))
+            _inside(real, folder) for folder in real_folders
+        ):
+            raise UsageError(
+                path,
+                "{} would write a batch's own file ({}) into a folder "
+                "this command reads: write it elsewhere".format(
+                    option, shown_path(os.path.basename(real))
+                ),
+            )
         check_target(path)
 
 

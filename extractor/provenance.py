@@ -38,7 +38,12 @@ from .errors import ExtractorError, StrPath, shown_path
 from .inputs import read_regular
 
 CURRENT, FAILED, CHANGED, UNRECORDED, STANDALONE = (
-    "current", "failed", "changed", "unrecorded", "standalone")
+    "current",
+    "failed",
+    "changed",
+    "unrecorded",
+    "standalone",
+)
 
 #: The index's statuses of a line whose summary was written (or found up to date).
 _WRITTEN = ("ok", "up to date")
@@ -79,8 +84,10 @@ def _index_files(folder: str) -> bool:
         names = os.listdir(folder)
     except OSError:
         return False
-    return any(name == "index.jsonl" or (name.startswith("index-shard-")
-                                         and name.endswith(".jsonl")) for name in names)
+    return any(
+        name == "index.jsonl" or (name.startswith("index-shard-") and name.endswith(".jsonl"))
+        for name in names
+    )
 
 
 def batch_folder(summary_path: StrPath) -> Optional[Tuple[Path, str]]:
@@ -100,8 +107,11 @@ def batch_folder(summary_path: StrPath) -> Optional[Tuple[Path, str]]:
             return None
         folder = parent
         # Up through the path as typed, then absolute once it is used up.
-        shown = os.path.dirname(shown) if shown not in ("", os.curdir, os.pardir) and \
-            not shown.endswith(os.sep + os.pardir) else folder
+        shown = (
+            os.path.dirname(shown)
+            if shown not in ("", os.curdir, os.pardir) and not shown.endswith(os.sep + os.pardir)
+            else folder
+        )
 
 
 def _sha256(path: StrPath) -> Optional[str]:
@@ -149,39 +159,43 @@ def stale_problem(origin: Origin) -> Optional[str]:
     """Why a summary is not the batch's latest good extraction, in words; None when
     nothing says so."""
     if origin.state == FAILED:
-        return ("the batch's last extraction of it failed ({}), so these are an earlier "
-                "extraction's numbers (see {})".format(_reason(origin.entry),
-                                                       _index_name(origin)))
+        return (
+            "the batch's last extraction of it failed ({}), so these are an earlier "
+            "extraction's numbers (see {})".format(_reason(origin.entry), _index_name(origin))
+        )
     if origin.state == CHANGED:
-        return ("not the file the batch wrote: it has changed since {} recorded it "
-                "(re-run the batch)".format(_index_name(origin)))
+        return (
+            "not the file the batch wrote: it has changed since {} recorded it "
+            "(re-run the batch)".format(_index_name(origin))
+        )
     return None
 
 
 def record_note(origin: Origin) -> Optional[str]:
     """A note for a summary the batch's index does not know (None otherwise)."""
     if origin.state == UNRECORDED:
-        return "not in its batch's index ({}): nothing vouches for it".format(
-            _index_name(origin))
+        return "not in its batch's index ({}): nothing vouches for it".format(_index_name(origin))
     return None
 
 
 # ---- blocks.json -----------------------------------------------------------------
 
 
-def blocks_problem(origin: Origin, summary: Summary, blocks_file: Path,
-                   data: dict) -> Optional[str]:
+def blocks_problem(
+    origin: Origin, summary: Summary, blocks_file: Path, data: dict
+) -> Optional[str]:
     """Why the blocks.json at `blocks_file` (its JSON: `data`) does not belong to the
     summary (`summary`: a model.Summary; `origin`: its Origin), in words; None when it
     does (the module's rule)."""
     if origin.state in (FAILED, CHANGED):
-        return "its summary is not what the batch last wrote: {}".format(
-            stale_problem(origin))
+        return "its summary is not what the batch last wrote: {}".format(stale_problem(origin))
     if origin.state == CURRENT:
         entry = origin.entry or {}
         if not entry.get("blocks"):
-            return ("the batch's last extraction of its summary was made without --blocks "
-                    "(see {})".format(_index_name(origin)))
+            return (
+                "the batch's last extraction of its summary was made without --blocks "
+                "(see {})".format(_index_name(origin))
+            )
         if entry.get("blocks_sha256") != _sha256(blocks_file):
             return "it has changed since {} recorded it".format(_index_name(origin))
         return None
@@ -202,27 +216,33 @@ def disagreement(summary: Summary, data: dict) -> Optional[str]:
     describe, in words; None when they agree."""
     if data.get("profile") != summary.profile:
         return "it describes another profile ({!r}, the summary {!r})".format(
-            data.get("profile"), summary.profile)
+            data.get("profile"), summary.profile
+        )
     bodies = data.get("blocks")
     if not isinstance(bodies, list) or len(bodies) != summary.qkv_executions:
         return "it has {} bodies where the summary counts {} QKV executions".format(
-            len(bodies) if isinstance(bodies, list) else "no list of",
-            summary.qkv_executions)
+            len(bodies) if isinstance(bodies, list) else "no list of", summary.qkv_executions
+        )
     if not bodies or not summary.kernels:
         return None
     first = bodies[0] if isinstance(bodies[0], dict) else {}
     if first.get("first_step") != summary.kernels[0].get("step"):
         return "its first body begins at step {!r}, the summary's at step {!r}".format(
-            first.get("first_step"), summary.kernels[0].get("step"))
+            first.get("first_step"), summary.kernels[0].get("step")
+        )
     end = first.get("end_step")
-    kernels: List[dict] = [k for k in summary.kernels
-                           if end is None or (isinstance(end, int) and k["step"] < end)]
+    kernels: List[dict] = [
+        k for k in summary.kernels if end is None or (isinstance(end, int) and k["step"] < end)
+    ]
     count, sums, total = _stage_sums(kernels)
     cycles = first.get("cycles")
-    if first.get("kernels") != count or not isinstance(cycles, dict) or \
-            dict(cycles) != sums or first.get("total") != total:
-        return ("its first body's kernels (count, cycles per stage, total) are not the "
-                "summary's")
+    if (
+        first.get("kernels") != count
+        or not isinstance(cycles, dict)
+        or dict(cycles) != sums
+        or first.get("total") != total
+    ):
+        return "its first body's kernels (count, cycles per stage, total) are not the summary's"
     return None
 
 
@@ -247,8 +267,12 @@ def require_belonging(recording: Placed, data: dict) -> None:
     origin = recording.origin or Origins().of(recording.path)
     problem = blocks_problem(origin, recording.summary, path, data)
     if problem is not None:
-        raise NotBelonging(path, "does not belong to {} beside it: {}; extract it again "
-                           "with --blocks".format(shown_path(recording.path), problem))
+        raise NotBelonging(
+            path,
+            "does not belong to {} beside it: {}; extract it again with --blocks".format(
+                shown_path(recording.path), problem
+            ),
+        )
 
 
 class StaleSummary(ExtractorError):
@@ -256,8 +280,9 @@ class StaleSummary(ExtractorError):
     that matters (a budget gate). Exit code 1, as a summary that cannot be read."""
 
 
-def tell_origins(recordings: Iterable[Placed], warn: Callable[[str], None],
-                 gate: bool = False) -> None:
+def tell_origins(
+    recordings: Iterable[Placed], warn: Callable[[str], None], gate: bool = False
+) -> None:
     """Say what the batch index says against each recording: `warn(text)` for each
     (a warning line), or, with `gate`, StaleSummary for the first that is not what its
     batch last wrote (a gate never passes on an earlier extraction's numbers)."""
@@ -267,8 +292,7 @@ def tell_origins(recordings: Iterable[Placed], warn: Callable[[str], None],
             continue
         problem = stale_problem(origin)
         if problem is not None and gate:
-            raise StaleSummary(recording.path, problem + "; the budget gate does not pass "
-                               "on it")
+            raise StaleSummary(recording.path, problem + "; the budget gate does not pass on it")
         note = problem or record_note(origin)
         if note is not None:
             warn("{}: {}".format(shown_path(recording.path), note))

@@ -44,8 +44,7 @@ def leads_out(path: StrPath, within: Optional[str]) -> bool:
     return os.path.lexists(str(path)) and not _inside(path, within)
 
 
-def beside(recording: "Recording", name: str,
-           error: Callable[[Path, str], Exception]) -> Path:
+def beside(recording: "Recording", name: str, error: Callable[[Path, str], Exception]) -> Path:
     """The file `name` beside a recording's summary (blocks.json); `error(path,
     problem)` raised when it is a symbolic link out of the folder it was found in."""
     path = recording.path.parent / name
@@ -77,8 +76,12 @@ def _find(argument: Path) -> List[_Found]:
             parts = _parts(top) + relative
             path = Path(folder, SUMMARY_NAME)
             if leads_out(path, within):
-                raise SummaryFileError(path, "is a symbolic link that leads out of {}: not "
-                                       "read".format(shown_path(argument)))
+                raise SummaryFileError(
+                    path,
+                    "is a symbolic link that leads out of {}: not read".format(
+                        shown_path(argument)
+                    ),
+                )
             found.append(_Found(path, parts, max(1, len(relative)), within))
     if not found:
         raise SummaryFileError(argument, "no {} in this folder or below it".format(SUMMARY_NAME))
@@ -92,7 +95,7 @@ def _default_labels(found: Sequence[_Found]) -> List[str]:
 
     def label(index: int) -> str:
         parts = found[index].folder_parts
-        tail = parts[-width[index]:] if width[index] <= len(parts) else parts
+        tail = parts[-width[index] :] if width[index] <= len(parts) else parts
         return shown_path("/".join(tail)) or "/"
 
     while True:
@@ -105,8 +108,9 @@ def _default_labels(found: Sequence[_Found]) -> List[str]:
             if len(members) > 1:
                 for index in members:
                     # Longer only where that can tell it from another member.
-                    differs = any(found[other].folder_parts != found[index].folder_parts
-                                  for other in members)
+                    differs = any(
+                        found[other].folder_parts != found[index].folder_parts for other in members
+                    )
                     if differs and width[index] < len(found[index].folder_parts):
                         width[index] += 1
                         grew = True
@@ -131,17 +135,22 @@ def load_recordings(arguments: Sequence, labels: Sequence[str] = ()) -> List[Rec
     for argument in arguments:
         found.extend(_find(Path(argument)))
     if len(labels) > len(found):
-        raise ValueError("{} --label given for {} recording{}".format(
-            len(labels), len(found), "s" if len(found) != 1 else ""))
-    names = [shown_path(label) for label in labels] + _default_labels(found)[len(labels):]
+        raise ValueError(
+            "{} --label given for {} recording{}".format(
+                len(labels), len(found), "s" if len(found) != 1 else ""
+            )
+        )
+    names = [shown_path(label) for label in labels] + _default_labels(found)[len(labels) :]
     for index, name in enumerate(names):
         if names.index(name) != index:
-            raise ValueError("two recordings are labelled {!r}: give each its own --label"
-                             .format(name))
+            raise ValueError(
+                "two recordings are labelled {!r}: give each its own --label".format(name)
+            )
     origins = Origins()
-    return [Recording(name, item.path, Summary.read(item.path), origins.of(item.path),
-                      item.within)
-            for name, item in zip(names, found)]
+    return [
+        Recording(name, item.path, Summary.read(item.path), origins.of(item.path), item.within)
+        for name, item in zip(names, found)
+    ]
 
 
 def files_read(recordings: Sequence[Recording]) -> List[Path]:

@@ -34,8 +34,7 @@ def check_timeout(timeout: float) -> None:
     min=0: typer 0.29 lets pydantic word it, and NaN would get "should be greater than or
     equal to 0"."""
     if not 0 <= timeout < float("inf"):  # negative, nan or inf
-        raise UsageError("--timeout {}: give a number of seconds (0: no limit)".format(
-            timeout))
+        raise UsageError("--timeout {}: give a number of seconds (0: no limit)".format(timeout))
 
 
 def same_file(output: Path, profile: Path) -> bool:
@@ -46,8 +45,14 @@ def same_file(output: Path, profile: Path) -> bool:
         return False
 
 
-def watch(profile: Path, output: str, say: Say, csv: bool = False, timeout: float = 0,
-          blocks: bool = False) -> None:
+def watch(
+    profile: Path,
+    output: str,
+    say: Say,
+    csv: bool = False,
+    timeout: float = 0,
+    blocks: bool = False,
+) -> None:
     """With a time limit, fork: the child returns and extracts; this process watches it
     and exits as it does (stopping.py), removing what a killed child was writing.
     Without one, return here to extract, stopped by SIGTERM or SIGHUP as by Ctrl-C."""
@@ -66,21 +71,29 @@ def watch(profile: Path, output: str, say: Say, csv: bool = False, timeout: floa
     targets = [] if output == STDOUT else [Path(output)]
     if csv and targets:
         from .core.steptables import csv_paths
+
         targets.extend(csv_paths(Path(output).parent))
     if blocks and targets:
         from .core.blockformats import blocks_path
+
         targets.append(blocks_path(output))
     for target in targets:  # what the killed child was writing
         remove_abandoned(target)
     if outcome.timed_out:
-        say("error", "{}: took longer than {:g} s (--timeout): ended".format(
-            shown_path(profile), timeout))
+        say(
+            "error",
+            "{}: took longer than {:g} s (--timeout): ended".format(shown_path(profile), timeout),
+        )
         _leave(1)
     if outcome.stopped_by is not None:
         say("error", stop_message(outcome.stopped_by))
         _leave(outcome.code)
-    say("error", "{}: the process extracting it died (killed by {})".format(
-        shown_path(profile), signal_name(outcome.killed_by)))
+    say(
+        "error",
+        "{}: the process extracting it died (killed by {})".format(
+            shown_path(profile), signal_name(outcome.killed_by)
+        ),
+    )
     _leave(1)
 
 
@@ -93,19 +106,28 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
-def _check_beside(profile: Path, output: str, paths: Iterable[Path], option: str,
-                  what: str) -> None:
+def _check_beside(
+    profile: Path, output: str, paths: Iterable[Path], option: str, what: str
+) -> None:
     """UsageError when a file written beside the summary (`paths`) would replace the
     profile or the summary itself."""
     for path in paths:
         if same_file(path, profile) or os.path.abspath(str(path)) == os.path.abspath(output):
-            raise UsageError(path, "{} would write {} over it".format(option, what or
-                                                                     Path(path).name))
+            raise UsageError(
+                path, "{} would write {} over it".format(option, what or Path(path).name)
+            )
 
 
-def extract_single(profile: Path, output: str, rules: StageRules, say: Say,
-                   quiet: bool = False, use_pva: bool = True, csv: bool = False,
-                   blocks: bool = False) -> None:
+def extract_single(
+    profile: Path,
+    output: str,
+    rules: StageRules,
+    say: Say,
+    quiet: bool = False,
+    use_pva: bool = True,
+    csv: bool = False,
+    blocks: bool = False,
+) -> None:
     """Write the summary of `profile` to `output` ("-": standard output), with the step
     tables (`csv`) and blocks.json (`blocks`) beside it; its warnings through `say`
     unless `quiet`."""
@@ -121,34 +143,56 @@ def extract_single(profile: Path, output: str, rules: StageRules, say: Say,
         from .core.blockformats import blocks_path
 
         if output == STDOUT:
-            raise UsageError("--blocks writes blocks.json beside the summary: give the "
-                             "summary a file with -o FILE, not standard output (or run "
-                             "extract blocks)")
+            raise UsageError(
+                "--blocks writes blocks.json beside the summary: give the "
+                "summary a file with -o FILE, not standard output (or run "
+                "extract blocks)"
+            )
         _check_beside(profile, output, [blocks_path(output)], "--blocks", "blocks.json")
     if csv:
         from .core.steptables import csv_paths
 
         if output == STDOUT:
-            raise UsageError("--csv writes steps.csv and first-body.csv beside the summary: "
-                             "give the summary a file with -o FILE, not standard output")
+            raise UsageError(
+                "--csv writes steps.csv and first-body.csv beside the summary: "
+                "give the summary a file with -o FILE, not standard output"
+            )
         _check_beside(profile, output, csv_paths(Path(output).parent), "--csv", "")
-    extract_profile(profile, output, rules, use_pva=use_pva, csv=csv, blocks=blocks,
-                    on_extracted=warn)
+    extract_profile(
+        profile, output, rules, use_pva=use_pva, csv=csv, blocks=blocks, on_extracted=warn
+    )
 
 
-def run_single(profile: Path, output: Optional[str], rules: StageRules, say: Say, *,
-               quiet: bool, use_pva: bool, csv: bool, blocks: bool, timeout: float) -> None:
+def run_single(
+    profile: Path,
+    output: Optional[str],
+    rules: StageRules,
+    say: Say,
+    *,
+    quiet: bool,
+    use_pva: bool,
+    csv: bool,
+    blocks: bool,
+    timeout: float,
+) -> None:
     """The whole single run: its checks, its time limit (watch), its extraction."""
     if profile.is_dir():
         raise ProfileError(profile, "is a directory, not a profile")
     target = output or STDOUT
     watch(profile, target, say, csv, timeout, blocks)
-    extract_single(profile, target, rules, say, quiet, use_pva=use_pva, csv=csv,
-                   blocks=blocks)
+    extract_single(profile, target, rules, say, quiet, use_pva=use_pva, csv=csv, blocks=blocks)
 
 
-def run_blocks(profile: Path, output: Optional[str], output_format: str, rules: StageRules,
-               say: Say, *, quiet: bool, timeout: float) -> None:
+def run_blocks(
+    profile: Path,
+    output: Optional[str],
+    output_format: str,
+    rules: StageRules,
+    say: Say,
+    *,
+    quiet: bool,
+    timeout: float,
+) -> None:
     """`extract blocks`: every block of `profile` to `output` ("-" or None: standard
     output) as blocks.json ("json"), its CSV ("csv") or the statistics ("markdown")."""
     import tempfile

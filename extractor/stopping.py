@@ -25,8 +25,9 @@ GRACE = 2.0
 LONGEST_WAIT = 86400.0
 
 #: The signals that end an extraction, as Ctrl-C does.
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
-                     if hasattr(signal, name))
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 class Stopped(KeyboardInterrupt):
@@ -73,8 +74,14 @@ class Outcome:
     `timed_out`, `stopped_by` (a signal given to the parent, else None), `killed_by`
     (the signal the child died of, when it did not exit)."""
 
-    def __init__(self, code: int, timed_out: bool = False, stopped_by: Optional[int] = None,
-                 killed_by: Optional[int] = None, forced: bool = False):
+    def __init__(
+        self,
+        code: int,
+        timed_out: bool = False,
+        stopped_by: Optional[int] = None,
+        killed_by: Optional[int] = None,
+        forced: bool = False,
+    ):
         self.code, self.timed_out, self.stopped_by = code, timed_out, stopped_by
         self.killed_by, self.forced = killed_by, forced
 
@@ -126,13 +133,15 @@ def fork_with_deadline(seconds: float) -> Optional[Outcome]:
         os.close(read_end)
 
 
-def _watch(pid: int, read_end: int, seconds: float, received: List[int],
-           waiting: List[bool]) -> Outcome:
+def _watch(
+    pid: int, read_end: int, seconds: float, received: List[int], waiting: List[bool]
+) -> Outcome:
     deadline = time.monotonic() + seconds if seconds else None
     forced = False
     while True:
-        wait = None if deadline is None else min(max(0.0, deadline - time.monotonic()),
-                                                 LONGEST_WAIT)
+        wait = (
+            None if deadline is None else min(max(0.0, deadline - time.monotonic()), LONGEST_WAIT)
+        )
         try:
             waiting.append(True)
             ready = select.select([read_end], [], [], wait)[0]
@@ -161,8 +170,13 @@ def _watch(pid: int, read_end: int, seconds: float, received: List[int],
     if forced:
         killed_by = None
         code = 128 + stopped_by if stopped_by is not None else 1
-    return Outcome(code, timed_out=forced and stopped_by is None, stopped_by=stopped_by,
-                   killed_by=killed_by, forced=forced)
+    return Outcome(
+        code,
+        timed_out=forced and stopped_by is None,
+        stopped_by=stopped_by,
+        killed_by=killed_by,
+        forced=forced,
+    )
 
 
 def _reap(pid: int) -> int:

@@ -15,8 +15,9 @@ from support.paths import REPO
 @pytest.fixture
 def golden_profile(tmp_path):
     """A private copy of the golden fixture, laid out as in the reference's path."""
-    return copy_case(golden_case_folder(),
-                     tmp_path / "poprt" / "profile_logs_f8weight" / "inference")
+    return copy_case(
+        golden_case_folder(), tmp_path / "poprt" / "profile_logs_f8weight" / "inference"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -33,8 +34,20 @@ def wheel(tmp_path_factory) -> Path:
     with open(str(shared / "wheel.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not list(dist.glob("popvision_extractor-*.whl")):
-            done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-                                   "-w", str(dist), str(REPO)],
-                                  capture_output=True, check=False)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "wheel",
+                    "--no-deps",
+                    "-q",
+                    "-w",
+                    str(dist),
+                    str(REPO),
+                ],
+                capture_output=True,
+                check=False,
+            )
             assert done.returncode == 0, done.stderr.decode()[-2000:]
     return next(dist.glob("popvision_extractor-*.whl"))

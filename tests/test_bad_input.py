@@ -74,7 +74,7 @@ def check_error_line(stderr: str, source: str, pattern: str) -> str:
     assert len(lines) == 1, stderr
     prefix = "extract: error: {}: ".format(source)
     assert lines[0].startswith(prefix), lines[0][:300]
-    assert re.search(pattern, lines[0][len(prefix):]), lines[0][:300]
+    assert re.search(pattern, lines[0][len(prefix) :]), lines[0][:300]
     return lines[0]
 
 
@@ -122,8 +122,12 @@ def test_oracle_agrees_with_the_hand_worked_cases(tmp_path):
 
 # ---- the whole corpus inside one batch of good profiles -------------------------------
 
-GOOD = {"good/base": None, "good/multi-ipu": EDGE / "multi-ipu",
-        "good/unicode": EDGE / "unicode-names", "good/vit": golden_case_folder()}
+GOOD = {
+    "good/base": None,
+    "good/multi-ipu": EDGE / "multi-ipu",
+    "good/unicode": EDGE / "unicode-names",
+    "good/vit": golden_case_folder(),
+}
 
 
 def test_corpus_inside_a_batch(tmp_path):
@@ -176,19 +180,19 @@ def test_corpus_inside_a_batch(tmp_path):
         summary_file = out / folder / "summary.json"
         if kind == "either":
             kind = "summary" if entry["status"] == "ok" else "error"
-            pattern = summary_text(json.loads(summary_file.read_bytes())) \
-                if kind == "summary" else ""
+            pattern = (
+                summary_text(json.loads(summary_file.read_bytes())) if kind == "summary" else ""
+            )
         if kind == "error":
             assert entry["status"] == "failed", (folder, entry)
             assert entry["reason"].startswith(label + ": "), entry["reason"][:300]
-            assert re.search(pattern, entry["reason"][len(label) + 2:]), entry["reason"][:300]
+            assert re.search(pattern, entry["reason"][len(label) + 2 :]), entry["reason"][:300]
             assert not summary_file.exists()
             assert any(line.startswith("extract: error: {}: ".format(label)) for line in lines)
         else:
             assert entry["status"] == "ok", (folder, entry.get("reason", "")[:300])
             assert summary_file.read_bytes() == pattern, folder
-    assert entries["runs/links/dangling/profile.pop"]["reason"].endswith(
-        ": broken symbolic link")
+    assert entries["runs/links/dangling/profile.pop"]["reason"].endswith(": broken symbolic link")
     assert entries["runs/links/self/profile.pop"]["reason"].endswith(": symbolic link loop")
     assert not any("links/dir" in label for label in entries)  # a folder, searched
     assert any("already searched through a symbolic link" in line for line in lines)

@@ -41,8 +41,10 @@ def make_tree(root: Path) -> dict:
 
 
 def summaries(outdir: Path) -> dict:
-    return {str(p.relative_to(outdir).parent): p.read_bytes()
-            for p in sorted(outdir.rglob("summary.json"))}
+    return {
+        str(p.relative_to(outdir).parent): p.read_bytes()
+        for p in sorted(outdir.rglob("summary.json"))
+    }
 
 
 def test_batch_mirrors_the_tree_and_isolates_failures(tmp_path):
@@ -66,17 +68,23 @@ def test_batch_mirrors_the_tree_and_isolates_failures(tmp_path):
     # One plain line per finished profile when not on a terminal.
     assert sum(1 for line in lines if line.startswith("[")) == 7
     entries = {e["profile"]: e for e in index_lines(out)}
-    assert sorted(entries) == sorted(["runs/{}/profile.pop".format(f) for f in layout] +
-                                     ["runs/bad/profile.pop"])
+    assert sorted(entries) == sorted(
+        ["runs/{}/profile.pop".format(f) for f in layout] + ["runs/bad/profile.pop"]
+    )
     bad = entries["runs/bad/profile.pop"]
     assert bad["status"] == "failed" and "not an SQLite database" in bad["reason"]
     fp8 = entries["runs/vit/fp8/profile.pop"]
     assert fp8["status"] == "ok"
     assert fp8["output"] == "out/vit/fp8/summary.json"
     assert fp8["device_spans"] == [15987664, 15987659] and fp8["qkv_executions"] == 54
-    assert fp8["stage_cycles"] == {"fused QKV projection": 37277, "QK transpose": 8488,
-                                   "PV": 12900, "output projection": 14153, "MLP up": 48248,
-                                   "MLP down": 52187}
+    assert fp8["stage_cycles"] == {
+        "fused QKV projection": 37277,
+        "QK transpose": 8488,
+        "PV": 12900,
+        "output projection": 14153,
+        "MLP up": 48248,
+        "MLP down": 52187,
+    }
     source = root / "vit" / "fp8" / "profile.pop"
     assert fp8["size"] == source.stat().st_size
     assert fp8["mtime_ns"] == source.stat().st_mtime_ns
@@ -115,8 +123,10 @@ def test_a_crashing_worker_fails_only_its_profile(tmp_path, jobs):
     double.write_text(json.dumps(dict(json.loads(double.read_text()), _test_crash="SIGSEGV")))
     result = invoke_extract("runs", "-o", "out", "-j", jobs, cwd=tmp_path)
     assert result.code == 1, result
-    assert ("extract: error: runs/b/profile.pop: the worker process extracting it died "
-            "(killed by SIGSEGV)") in result.stderr.splitlines()
+    assert (
+        "extract: error: runs/b/profile.pop: the worker process extracting it died "
+        "(killed by SIGSEGV)"
+    ) in result.stderr.splitlines()
     assert result.stderr.splitlines()[-1] == "3 extracted, 0 up to date, 1 failed"
     assert sorted(summaries(tmp_path / "out")) == ["a", "c", "d"]
 
@@ -142,28 +152,52 @@ def test_a_worker_that_cannot_import_extract_fails_its_profiles_in_one_line_each
     # ours, so an import that fails is one reason per profile, in the index and on stderr.
     import shutil
     import sys
+
     site = tmp_path / "site"
-    shutil.copytree(str(REPO / "extractor"), str(site / "extractor"),
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        str(REPO / "extractor"),
+        str(site / "extractor"),
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     shutil.copy(str(REPO / "stage_rules.toml"), str(site / "stage_rules.toml"))
     for name in ("a", "b"):
         copy_case(EDGE / "one-anchor", tmp_path / "runs" / name)
     result = subprocess.run(
-        [sys.executable, "-c", _BREAK_THEN_RUN, str(site), "runs", "-o", "out", "-j", "2",
-         "--no-pva"], cwd=str(tmp_path), capture_output=True, timeout=120, check=False)
+        [
+            sys.executable,
+            "-c",
+            _BREAK_THEN_RUN,
+            str(site),
+            "runs",
+            "-o",
+            "out",
+            "-j",
+            "2",
+            "--no-pva",
+        ],
+        cwd=str(tmp_path),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     stderr = result.stderr.decode()
     assert result.returncode == 1, stderr
     assert "Traceback" not in stderr, stderr
-    reason = ("the worker process could not start: cannot import extract's worker: "
-              "ImportError: pipeline.py was replaced")
+    reason = (
+        "the worker process could not start: cannot import extract's worker: "
+        "ImportError: pipeline.py was replaced"
+    )
     for name in ("a", "b"):
-        assert "extract: error: runs/{}/profile.pop: {}".format(name, reason) in \
-            stderr.splitlines(), stderr
+        assert (
+            "extract: error: runs/{}/profile.pop: {}".format(name, reason) in stderr.splitlines()
+        ), stderr
     assert stderr.splitlines()[-1] == "0 extracted, 0 up to date, 2 failed"
-    assert sorted((e["profile"], e["status"], e["reason"])
-                  for e in index_lines(tmp_path / "out")) == [
+    assert sorted(
+        (e["profile"], e["status"], e["reason"]) for e in index_lines(tmp_path / "out")
+    ) == [
         ("runs/a/profile.pop", "failed", "runs/a/profile.pop: " + reason),
-        ("runs/b/profile.pop", "failed", "runs/b/profile.pop: " + reason)]
+        ("runs/b/profile.pop", "failed", "runs/b/profile.pop: " + reason),
+    ]
 
 
 def test_jobs_do_not_change_bytes(tmp_path):
@@ -172,8 +206,9 @@ def test_jobs_do_not_change_bytes(tmp_path):
     invoke_extract("runs", "-o", "one", "-j", "1", cwd=tmp_path)
     invoke_extract("runs", "-o", "two", "-j", "2", cwd=tmp_path)
     invoke_extract("runs", "-o", "four", "-j", "4", cwd=tmp_path)
-    assert summaries(tmp_path / "one") == summaries(tmp_path / "two") == \
-        summaries(tmp_path / "four")
+    assert (
+        summaries(tmp_path / "one") == summaries(tmp_path / "two") == summaries(tmp_path / "four")
+    )
     assert len(summaries(tmp_path / "one")) == 7
 
 
@@ -182,7 +217,8 @@ def test_quiet_prints_errors_and_the_last_line(tmp_path):
     result = invoke_extract("runs", "-o", "out", "--quiet", cwd=tmp_path)
     assert result.stderr.splitlines() == [
         "extract: error: runs/bad/profile.pop: not an SQLite database",
-        "7 extracted, 0 up to date, 1 failed"]
+        "7 extracted, 0 up to date, 1 failed",
+    ]
 
 
 def test_several_arguments_go_under_their_own_names(tmp_path):
@@ -218,6 +254,7 @@ def test_symlink_loop_is_passed_over(tmp_path):
 def test_unreadable_folder_is_reported_and_passed_over(tmp_path, monkeypatch):
     # As root, folder permissions are not enforced, so the OS error is simulated.
     from extractor.batch.discover import discover
+
     copy_case(EDGE / "one-anchor", tmp_path / "runs" / "a")
     (tmp_path / "runs" / "secret").mkdir()
     real_scandir = os.scandir
@@ -265,8 +302,11 @@ def test_slurm_shard_reads_the_array_variables(tmp_path):
     make_tree(tmp_path / "runs")
     seen = []
     for task in (4, 5, 6):  # an array declared as --array=4-6
-        env = {"SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_COUNT": "3",
-               "SLURM_ARRAY_TASK_MIN": "4"}
+        env = {
+            "SLURM_ARRAY_TASK_ID": str(task),
+            "SLURM_ARRAY_TASK_COUNT": "3",
+            "SLURM_ARRAY_TASK_MIN": "4",
+        }
         invoke_extract("runs", "-o", "out", "--shard", "slurm", cwd=tmp_path, env=env)
         seen.append(task)
     for k in (1, 2, 3):
@@ -277,9 +317,14 @@ def test_slurm_shard_reads_the_array_variables(tmp_path):
 
 def _start_batch(cwd: Path, *args, stderr=subprocess.DEVNULL):
     env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE))
-    return subprocess.Popen(extract_command() + list(args), cwd=str(cwd), env=env,
-                            stdout=subprocess.DEVNULL, stderr=stderr,
-                            start_new_session=True)
+    return subprocess.Popen(
+        extract_command() + list(args),
+        cwd=str(cwd),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        start_new_session=True,
+    )
 
 
 def _extracted(outdir: Path) -> set:
@@ -287,7 +332,7 @@ def _extracted(outdir: Path) -> set:
     date` line (a rerun going over what an earlier run did) is not new work."""
     index = outdir / "index.jsonl"
     data = index.read_bytes() if index.exists() else b""
-    whole = data[:data.rfind(b"\n") + 1]  # a line being appended is not read half-way
+    whole = data[: data.rfind(b"\n") + 1]  # a line being appended is not read half-way
     return {e["profile"] for e in map(json.loads, whole.splitlines()) if e["status"] == "ok"}
 
 
@@ -309,8 +354,10 @@ def _wait_for_index_lines(outdir: Path, count: int, process, limit=60.0) -> None
 
 def _last_line_counts(stderr: str):
     import re
-    match = re.fullmatch(r"(\d+) extracted, (\d+) up to date, (\d+) failed",
-                         stderr.splitlines()[-1])
+
+    match = re.fullmatch(
+        r"(\d+) extracted, (\d+) up to date, (\d+) failed", stderr.splitlines()[-1]
+    )
     assert match, stderr
     return tuple(int(n) for n in match.groups())
 
@@ -335,8 +382,7 @@ def test_sigkill_at_any_moment_then_rerun_finishes_exactly_the_rest(tmp_path):
     root = tmp_path / "runs"
     total = 40  # enough that the batch is still running at the last kill (after 15+)
     for n in range(total):
-        copy_case(golden_case_folder() if n % 2 else EDGE / "multi-ipu",
-                  root / "p{:02d}".format(n))
+        copy_case(golden_case_folder() if n % 2 else EDGE / "multi-ipu", root / "p{:02d}".format(n))
     invoke_extract("runs", "-o", "reference", "-j", "2", cwd=tmp_path)
     expected = summaries(tmp_path / "reference")
     assert len(expected) == total
@@ -377,7 +423,8 @@ def test_sigint_exits_130_with_a_consistent_index(tmp_path):
     assert process.returncode == 130, stderr
     assert "extract: error: interrupted" in stderr
     extracted, _up_to_date, failed = _last_line_counts(
-        "\n".join(line for line in stderr.splitlines() if not line.startswith("extract: error")))
+        "\n".join(line for line in stderr.splitlines() if not line.startswith("extract: error"))
+    )
     lines = index_lines(tmp_path / "out")
     assert len(lines) == len({e["profile"] for e in lines}) == extracted
     assert 2 <= extracted < 40 and failed == 0
@@ -391,13 +438,19 @@ def test_sigint_exits_130_with_a_consistent_index(tmp_path):
 def test_progress_bar_on_a_terminal(tmp_path):
     import pty
     import re
+
     make_tree(tmp_path / "runs")
     master, slave = pty.openpty()
     env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE), TERM="xterm-256color", COLUMNS="160")
     env.pop("CI", None)  # rich treats CI as a reason to render plainly
-    process = subprocess.Popen(extract_command() + ["runs", "-o", "out", "-j", "1"],
-                               cwd=str(tmp_path), env=env, stdin=slave, stdout=slave,
-                               stderr=slave)
+    process = subprocess.Popen(
+        extract_command() + ["runs", "-o", "out", "-j", "1"],
+        cwd=str(tmp_path),
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+    )
     os.close(slave)
     chunks = []
     while True:

@@ -59,6 +59,7 @@ def _assert_summary_bytes(data: bytes) -> None:
 
 # ---- hand-checked and oracle-checked committed fixtures ----------------------------
 
+
 @pytest.mark.parametrize("case", HAND_CHECKED)
 def test_hand_checked_blocks(case):
     profile = "fixtures/edge/{}/profile.pop".format(case)
@@ -76,8 +77,7 @@ def test_enough_fixtures_are_hand_checked():
 
 @pytest.mark.parametrize("case", EDGE_NAMES + ["vit-f8weight"])
 def test_committed_fixtures_match_the_oracle(case):
-    profile = str(GOLDEN) if case == "vit-f8weight" else "fixtures/edge/{}/profile.pop".format(
-        case)
+    profile = str(GOLDEN) if case == "vit-f8weight" else "fixtures/edge/{}/profile.pop".format(case)
     result, got = _blocks(profile)
     same(got, oracle_blocks(REPO / profile, profile))
     _assert_summary_bytes(result.stdout)
@@ -200,6 +200,7 @@ def test_generated_kinds_match_the_oracle(generated, kind, tmp_path):
 
 # ---- formats -----------------------------------------------------------------------
 
+
 def test_csv_is_one_line_per_body():
     profile = "fixtures/edge/no-output-begins/profile.pop"
     result = invoke_extract("blocks", profile, "--format", "csv", cwd=REPO, pva=False)
@@ -208,38 +209,52 @@ def test_csv_is_one_line_per_body():
     text = result.stdout.decode("utf-8")
     assert not text.startswith("\ufeff") and text.endswith("\r\n")
     lines = list(csv.reader(io.StringIO(text, newline="")))
-    assert lines[0] == ["run", "block", "first_step", "end_step", "kernels"] + \
-        want["stages"] + ["total"]
+    assert lines[0] == ["run", "block", "first_step", "end_step", "kernels"] + want["stages"] + [
+        "total"
+    ]
     assert len(lines) == 1 + 3
     # Hand-checked (see the module's docstring): bodies 4..8, 9, 15..end.
     qkv, up = want["stages"].index("fused QKV projection"), want["stages"].index("MLP up")
-    for line, (first, end, kernels, q, u, total) in zip(lines[1:], [
-            ("4", "9", "2", "260", "410", "670"), ("9", "10", "1", "270", "", "270"),
-            ("15", "", "1", "260", "", "260")]):
+    for line, (first, end, kernels, q, u, total) in zip(
+        lines[1:],
+        [
+            ("4", "9", "2", "260", "410", "670"),
+            ("9", "10", "1", "270", "", "270"),
+            ("15", "", "1", "260", "", "260"),
+        ],
+    ):
         assert line[2:5] == [first, end, kernels]
         assert line[5 + qkv] == q and line[5 + up] == u and line[-1] == total
-        assert [cell for i, cell in enumerate(line[5:-1]) if i not in (qkv, up)] == \
-            [""] * (len(want["stages"]) - 2)
+        assert [cell for i, cell in enumerate(line[5:-1]) if i not in (qkv, up)] == [""] * (
+            len(want["stages"]) - 2
+        )
     assert "\r\n".join(",".join(line) for line in lines) + "\r\n" == text
 
 
 def test_markdown_table_of_the_statistics():
-    result = invoke_extract("blocks", "fixtures/edge/multi-ipu/profile.pop", "-f",
-                            "markdown", cwd=REPO, pva=False)
+    result = invoke_extract(
+        "blocks", "fixtures/edge/multi-ipu/profile.pop", "-f", "markdown", cwd=REPO, pva=False
+    )
     assert result.code == 0, result.stderr
     lines = result.stdout.decode("utf-8").splitlines()
     # Hand-checked: see the module's docstring (multi-ipu).
     assert lines[2:] == [
-        ("| fused QKV projection | 2 | 510 | 530.0 | 530.0 | 550 | 20.0 | run 1, block 0 "
-         "| run 1, block 1 |"),
+        (
+            "| fused QKV projection | 2 | 510 | 530.0 | 530.0 | 550 | 20.0 | run 1, block 0 "
+            "| run 1, block 1 |"
+        ),
         "| MLP up | 1 | 840 | 840 | 840.0 | 840 | 0.0 | run 1, block 0 | run 1, block 0 |",
-        ("| **total** | 2 | 550 | 950.0 | 950.0 | 1350 | 400.0 | run 1, block 1 "
-         "| run 1, block 0 |")]
+        (
+            "| **total** | 2 | 550 | 950.0 | 950.0 | 1350 | 400.0 | run 1, block 1 "
+            "| run 1, block 0 |"
+        ),
+    ]
     assert lines[0].startswith("| stage | blocks | min | median | mean | max | stdev")
     assert lines[1].count("|") == lines[0].count("|")
 
 
 # ---- warnings and errors -----------------------------------------------------------
+
 
 @pytest.mark.parametrize("case", ["no-anchors", "compile-only"])
 def test_warnings_are_the_summarys(case):
@@ -282,8 +297,11 @@ def test_a_missing_step_table_is_one_line(tmp_path, table):
     profile = _drop(EDGE / "multi-ipu" / "profile.pop", tmp_path / "profile.pop", table)
     result = invoke_extract("blocks", profile, pva=False)
     assert result.code == 1 and result.stdout == b""
-    assert result.stderr == "extract: error: {}: no table {!r}: not a PopVision profile, " \
+    assert (
+        result.stderr
+        == "extract: error: {}: no table {!r}: not a PopVision profile, "
         "or an unknown version\n".format(profile, table)
+    )
 
 
 def test_unreadable_and_usage_errors(tmp_path):
@@ -321,11 +339,14 @@ def test_real_cycles_are_refused_in_one_line(tmp_path):
     db.close()
     result = invoke_extract("blocks", profile, pva=False)
     assert result.code == 1 and result.stdout == b""
-    assert result.stderr == ("extract: error: {}: step 9: steps_by_ipu.cycles is the real "
-                             "number 2.5, not a whole number\n".format(profile))
+    assert result.stderr == (
+        "extract: error: {}: step 9: steps_by_ipu.cycles is the real "
+        "number 2.5, not a whole number\n".format(profile)
+    )
 
 
 # ---- a batch with --blocks ---------------------------------------------------------
+
 
 def test_batch_blocks_beside_each_summary_from_the_same_pass(tmp_path):
     runs = tmp_path / "runs"
@@ -334,14 +355,14 @@ def test_batch_blocks_beside_each_summary_from_the_same_pass(tmp_path):
         shutil.copyfile(str(EDGE / case / "profile.pop"), str(runs / case / "profile.pop"))
     plain, with_blocks = tmp_path / "plain", tmp_path / "with"
     for outdir, extra in ((plain, []), (with_blocks, ["--blocks"])):
-        result = invoke_extract(runs, "-o", outdir, "--no-pva", "-j", "1", *extra,
-                                pva=False)
+        result = invoke_extract(runs, "-o", outdir, "--no-pva", "-j", "1", *extra, pva=False)
         assert result.code == 0, result.stderr
     index = index_by(with_blocks, "summary")
     for case in ("multi-ipu", "no-output-begins", "compile-only"):
         # The summary's bytes do not change.
-        assert (with_blocks / case / "summary.json").read_bytes() == \
-            (plain / case / "summary.json").read_bytes()
+        assert (with_blocks / case / "summary.json").read_bytes() == (
+            plain / case / "summary.json"
+        ).read_bytes()
         assert not (plain / case / "blocks.json").exists()
         data = (with_blocks / case / "blocks.json").read_bytes()
         label = str(runs / case / "profile.pop")
@@ -349,23 +370,33 @@ def test_batch_blocks_beside_each_summary_from_the_same_pass(tmp_path):
         _assert_summary_bytes(data)
         entry = index["{}/summary.json".format(case)]
         assert entry["blocks"] is True and entry["blocks_sha256"] == sha256(
-            with_blocks / case / "blocks.json")
+            with_blocks / case / "blocks.json"
+        )
     # Hand-checked medians (see the module's docstring).
     assert index["multi-ipu/summary.json"]["median_stage_cycles"] == {
-        "fused QKV projection": 530.0, "MLP up": 840}
+        "fused QKV projection": 530.0,
+        "MLP up": 840,
+    }
     assert index["no-output-begins/summary.json"]["median_stage_cycles"] == {
-        "fused QKV projection": 260, "MLP up": 410}
+        "fused QKV projection": 260,
+        "MLP up": 410,
+    }
     assert index["compile-only/summary.json"]["median_stage_cycles"] == {}
-    assert all(entry["blocks"] is False and "median_stage_cycles" not in entry
-               for entry in index_by(plain, "summary").values())
+    assert all(
+        entry["blocks"] is False and "median_stage_cycles" not in entry
+        for entry in index_by(plain, "summary").values()
+    )
 
     def statuses(outdir, *extra):
         result = invoke_extract(runs, "-o", outdir, "--no-pva", "-j", "1", *extra, pva=False)
         assert result.code == 0, result.stderr
         return {key: entry["status"] for key, entry in index_by(outdir, "summary").items()}
 
-    everything = {"multi-ipu/summary.json", "no-output-begins/summary.json",
-                  "compile-only/summary.json"}
+    everything = {
+        "multi-ipu/summary.json",
+        "no-output-begins/summary.json",
+        "compile-only/summary.json",
+    }
     # Switching --blocks on re-extracts; the same choice again is up to date.
     assert set(statuses(plain, "--blocks").values()) == {"ok"}
     assert (plain / "multi-ipu" / "blocks.json").exists()
@@ -374,8 +405,10 @@ def test_batch_blocks_beside_each_summary_from_the_same_pass(tmp_path):
     (plain / "multi-ipu" / "blocks.json").unlink()
     (plain / "compile-only" / "blocks.json").write_bytes(b"{}\n")
     got = statuses(plain, "--blocks")
-    assert {k for k, v in got.items() if v == "ok"} == {"multi-ipu/summary.json",
-                                                        "compile-only/summary.json"}
+    assert {k for k, v in got.items() if v == "ok"} == {
+        "multi-ipu/summary.json",
+        "compile-only/summary.json",
+    }
     assert set(got) == everything
 
 
@@ -409,8 +442,9 @@ def test_summarize_with_blocks_reads_the_trace_once(monkeypatch):
 def test_single_profile_blocks_beside_the_summary(tmp_path):
     profile = "fixtures/edge/multi-ipu/profile.pop"
     out = tmp_path / "out" / "summary.json"
-    result = invoke_extract(profile, "-o", out, "--blocks", "--csv", "--no-pva", cwd=REPO,
-                            pva=False)
+    result = invoke_extract(
+        profile, "-o", out, "--blocks", "--csv", "--no-pva", cwd=REPO, pva=False
+    )
     assert result.code == 0, result.stderr
     plain = invoke_extract(profile, "--no-pva", cwd=REPO, pva=False)
     assert plain.code == 0 and out.read_bytes() == plain.stdout
@@ -423,13 +457,20 @@ def test_single_profile_blocks_beside_the_summary(tmp_path):
 
 # ---- compare --stat ----------------------------------------------------------------
 
+
 @pytest.fixture
 def two_recordings(tmp_path):
     """a: multi-ipu, b: no-output-begins, each summary.json with its blocks.json."""
     for name, case in (("a", "multi-ipu"), ("b", "no-output-begins")):
-        result = invoke_extract("fixtures/edge/{}/profile.pop".format(case), "-o",
-                                tmp_path / name / "summary.json", "--blocks", "--no-pva",
-                                cwd=REPO, pva=False)
+        result = invoke_extract(
+            "fixtures/edge/{}/profile.pop".format(case),
+            "-o",
+            tmp_path / name / "summary.json",
+            "--blocks",
+            "--no-pva",
+            cwd=REPO,
+            pva=False,
+        )
         assert result.code == 0, result.stderr
     return tmp_path / "a", tmp_path / "b"
 
@@ -447,14 +488,17 @@ def test_compare_stat_median_replaces_only_the_stage_rows(two_recordings):
     assert [(r["metric"], r["unit"], r["values"]) for r in stage] == [
         ("fused QKV projection", "cycles, median over blocks", [530.0, 260]),
         ("MLP up", "cycles, median over blocks", [840, 410]),
-        ("all stages", "cycles, median over blocks", [950.0, 270])]
+        ("all stages", "cycles, median over blocks", [950.0, 270]),
+    ]
     rest = [r for r in median_rows if not r["section"].startswith("kernel stages")]
     assert rest == [r for r in first_rows if not r["section"].startswith("kernel stages")]
     assert [r["values"] for r in first_rows[:3]] == [[510, 260], [840, 410], [1350, 670]]
     markdown = invoke_extract("compare", a, b, "--stat", "max")
     assert markdown.code == 0
-    assert "| stage: fused QKV projection | cycles, max over blocks | 550 | 270 (-50.9%) |" \
+    assert (
+        "| stage: fused QKV projection | cycles, max over blocks | 550 | 270 (-50.9%) |"
         in markdown.stdout.decode().splitlines()
+    )
 
 
 def test_compare_stat_first_is_todays_table(two_recordings):
@@ -477,16 +521,25 @@ def test_compare_stat_without_blocks_is_a_usage_error(two_recordings):
     result = invoke_extract("compare", a, b, "--stat", "mean")
     assert result.code == 1 and result.stdout == b""
     # The report's reader and compare's say the same of the same file (one reader).
-    assert result.stderr == "extract: error: {}: not a blocks file: a JSON list where it " \
-                            "is an object\n".format(b / "blocks.json")
+    assert (
+        result.stderr
+        == "extract: error: {}: not a blocks file: a JSON list where it is an object\n".format(
+            b / "blocks.json"
+        )
+    )
     (b / "blocks.json").write_text('{"stats": {"qkv": {"mean": "slow"}}, "total": null}\n')
     result = invoke_extract("compare", a, b, "--stat", "mean")
     assert result.code == 1 and result.stdout == b""
-    assert result.stderr == "extract: error: {}: not a blocks file: 'mean' of 'qkv' is not " \
-                            "a number\n".format(b / "blocks.json")
+    assert (
+        result.stderr
+        == "extract: error: {}: not a blocks file: 'mean' of 'qkv' is not a number\n".format(
+            b / "blocks.json"
+        )
+    )
 
 
 # ---- random traces -----------------------------------------------------------------
+
 
 def test_random_traces_agree_with_the_oracle():
     """Traces of every shape (test_pass's strategy: markers anywhere, several IPUs, rows
@@ -523,16 +576,16 @@ def test_cycles_beyond_32_and_64_bits(tmp_path):
     profile = tmp_path / "profile.pop"
     shutil.copyfile(str(EDGE / "multi-ipu" / "profile.pop"), str(profile))
     db = sqlite3.connect(str(profile))
-    db.execute("UPDATE steps_by_ipu SET cycles = ? WHERE step_id = 4", (2 ** 62,))
-    db.execute("UPDATE steps_by_ipu SET cycles = ? WHERE step_id = 9", (2 ** 33,))
+    db.execute("UPDATE steps_by_ipu SET cycles = ? WHERE step_id = 4", (2**62,))
+    db.execute("UPDATE steps_by_ipu SET cycles = ? WHERE step_id = 9", (2**33,))
     db.commit()
     db.close()
     _result, got = _blocks(str(profile))
     want = oracle_blocks(profile, str(profile))
     same(got, want)
-    assert got["blocks"][0]["cycles"]["fused QKV projection"] == 2 ** 63
-    assert got["stats"]["fused QKV projection"]["max"] == 2 ** 63
-    assert got["stats"]["fused QKV projection"]["min"] == 2 ** 34
+    assert got["blocks"][0]["cycles"]["fused QKV projection"] == 2**63
+    assert got["stats"]["fused QKV projection"]["max"] == 2**63
+    assert got["stats"]["fused QKV projection"]["min"] == 2**34
 
 
 def test_compare_stat_with_budget_checks_the_statistic(two_recordings, tmp_path):
@@ -542,27 +595,37 @@ def test_compare_stat_with_budget_checks_the_statistic(two_recordings, tmp_path)
     and 270; first-body values 510 and 260, 1350 and 670."""
     a, b = two_recordings
     budget = tmp_path / "budget.toml"
-    budget.write_text('[budgets]\n"stage:fused QKV projection" = "+1%"\n'
-                      '"stages:total" = "<= 1000"\n')
+    budget.write_text(
+        '[budgets]\n"stage:fused QKV projection" = "+1%"\n"stages:total" = "<= 1000"\n'
+    )
 
     def checks(*args):
         result = invoke_extract("compare", b, a, "-f", "json", "--budget", budget, *args)
-        return result, [(c["recording"], c["metric"], c["baseline"], c["value"], c["status"])
-                        for c in json.loads(result.stdout)["budgets"]]
+        return result, [
+            (c["recording"], c["metric"], c["baseline"], c["value"], c["status"])
+            for c in json.loads(result.stdout)["budgets"]
+        ]
 
     result, median = checks("--stat", "median")
     assert result.code == 3, result
-    assert median == [("b", "stages:total", 270, 270, "ok"),
-                      ("a", "stage:fused QKV projection", 260, 530.0, "fail"),
-                      ("a", "stages:total", 270, 950.0, "ok")]
+    assert median == [
+        ("b", "stages:total", 270, 270, "ok"),
+        ("a", "stage:fused QKV projection", 260, 530.0, "fail"),
+        ("a", "stages:total", 270, 950.0, "ok"),
+    ]
     assert result.stderr.splitlines()[-1] == "budget: 1 of 3 checks failed"
     result, first = checks()
     assert result.code == 3, result
-    assert first == [("b", "stages:total", 670, 670, "ok"),
-                     ("a", "stage:fused QKV projection", 260, 510, "fail"),
-                     ("a", "stages:total", 670, 1350, "fail")]
+    assert first == [
+        ("b", "stages:total", 670, 670, "ok"),
+        ("a", "stage:fused QKV projection", 260, 510, "fail"),
+        ("a", "stages:total", 670, 1350, "fail"),
+    ]
     # The table marks the statistic's row.
     marked = invoke_extract("compare", b, a, "--stat", "median", "--budget", budget)
-    row = [line for line in marked.stdout.decode().splitlines()
-           if line.startswith("| stage: fused QKV projection |")]
+    row = [
+        line
+        for line in marked.stdout.decode().splitlines()
+        if line.startswith("| stage: fused QKV projection |")
+    ]
     assert row and "median over blocks" in row[0] and "\u274c" in row[0], marked.stdout

@@ -18,16 +18,21 @@ from support.reportpage import A, parse, vouch_for_blocks, write_summary
 
 # ---- budget files ---------------------------------------------------------------------
 
+
 def budget(tmp_path: Path, value: str) -> Path:
     return budget_file(tmp_path, '"stage:*" = "{}"\n'.format(value))
 
 
-@pytest.mark.parametrize("value, problem", [
-    ("<= " + "9" * 4301, "the number is too large (more than 30 digits)"),
-    ("+" + "1" * 31 + "%", "the number is too large (more than 30 digits)"),
-    (">= 1." + "5" * 5000, "the number is too precise (more than 30 digits after the point)"),
-    ("+0." + "0" * 30 + "1", "the number is too precise (more than 30 digits after the point)"),
-], ids=["4301 digits", "31 digits", "5000 decimals", "31 decimals"])
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        ("<= " + "9" * 4301, "the number is too large (more than 30 digits)"),
+        ("+" + "1" * 31 + "%", "the number is too large (more than 30 digits)"),
+        (">= 1." + "5" * 5000, "the number is too precise (more than 30 digits after the point)"),
+        ("+0." + "0" * 30 + "1", "the number is too precise (more than 30 digits after the point)"),
+    ],
+    ids=["4301 digits", "31 digits", "5000 decimals", "31 decimals"],
+)
 def test_a_budget_number_of_too_many_digits_is_a_usage_error(tmp_path, value, problem):
     path = budget(tmp_path, value)
     error = one_error(invoke_extract("compare", A, A, "--budget", path, pva=False), code=2)
@@ -35,8 +40,10 @@ def test_a_budget_number_of_too_many_digits_is_a_usage_error(tmp_path, value, pr
     assert error.endswith(problem), error
 
 
-@pytest.mark.parametrize("value", ["<= " + "9" * 30, "+ " + "0" * 5000 + "2.5" + "0" * 5000 + "%",
-                                   ">= 0." + "0" * 29 + "1"])
+@pytest.mark.parametrize(
+    "value",
+    ["<= " + "9" * 30, "+ " + "0" * 5000 + "2.5" + "0" * 5000 + "%", ">= 0." + "0" * 29 + "1"],
+)
 def test_a_budget_number_within_the_digits_is_read(tmp_path, value):
     result = invoke_extract("compare", A, A, "--budget", budget(tmp_path, value), pva=False)
     assert result.code == 0, result
@@ -45,34 +52,48 @@ def test_a_budget_number_within_the_digits_is_read(tmp_path, value):
 
 # ---- blocks.json ----------------------------------------------------------------------
 
+
 def blocks_text(number: str) -> str:
     """A blocks.json of one body whose every cycle count is `number` (its text)."""
-    stats = '{{"blocks": 1, "min": {0}, "median": {0}, "mean": {0}, "max": {0}}}'.format(
-        number)
-    return ('{{"profile": "p", "stages": ["PV"], "blocks": [{{"run": 1, "block": 0, '
-            '"first_step": 0, "end_step": 1, "kernels": 1, "cycles": {{"PV": {0}}}, '
-            '"total": {0}}}], "stats": {{"PV": {1}}}, "total": {1}}}'.format(number, stats))
+    stats = '{{"blocks": 1, "min": {0}, "median": {0}, "mean": {0}, "max": {0}}}'.format(number)
+    return (
+        '{{"profile": "p", "stages": ["PV"], "blocks": [{{"run": 1, "block": 0, '
+        '"first_step": 0, "end_step": 1, "kernels": 1, "cycles": {{"PV": {0}}}, '
+        '"total": {0}}}], "stats": {{"PV": {1}}}, "total": {1}}}'.format(number, stats)
+    )
 
 
 BAD_NUMBERS = {
-    "401 digits": ("9" * 401, ("the whole number 99999999999999999999... (401 digits) is "
-                   "beyond 64 bits")),
-    "2**63": (str(2 ** 63), "the whole number 9223372036854775808 is beyond 64 bits"),
-    "-2**63-1": (str(-2 ** 63 - 1), "the whole number -9223372036854775809 is beyond 64 bits"),
+    "401 digits": (
+        "9" * 401,
+        ("the whole number 99999999999999999999... (401 digits) is beyond 64 bits"),
+    ),
+    "2**63": (str(2**63), "the whole number 9223372036854775808 is beyond 64 bits"),
+    "-2**63-1": (str(-(2**63) - 1), "the whole number -9223372036854775809 is beyond 64 bits"),
     "1e400": ("1e400", "the number 1e400 is beyond what a float holds"),
     "1.7e308": ("1.7e308", "the number 1.7e308 is beyond 2**64, more than any cycle count"),
     "-1e20": ("-1e20", "the number -1e20 is beyond 2**64, more than any cycle count"),
     "NaN": ("NaN", "NaN, which is not a JSON number (its numbers are finite)"),
-    "-Infinity": ("-Infinity", ("-Infinity, which is not a JSON number (its numbers are "
-                  "finite)")),
+    "-Infinity": ("-Infinity", ("-Infinity, which is not a JSON number (its numbers are finite)")),
 }
 BLOCKS_READERS = {
     "report": lambda tmp_path, out: ("report", out, "-o", tmp_path / "r.html"),
-    "compare --stat": lambda tmp_path, out: ("compare", out / "x" / "summary.json", out / "x"
-                                             / "summary.json", "--stat", "median"),
-    "compare --chart": lambda tmp_path, out: ("compare", out / "x" / "summary.json", out / "x"
-                                              / "summary.json", "--stat", "max", "--chart",
-                                              tmp_path / "c.svg"),
+    "compare --stat": lambda tmp_path, out: (
+        "compare",
+        out / "x" / "summary.json",
+        out / "x" / "summary.json",
+        "--stat",
+        "median",
+    ),
+    "compare --chart": lambda tmp_path, out: (
+        "compare",
+        out / "x" / "summary.json",
+        out / "x" / "summary.json",
+        "--stat",
+        "max",
+        "--chart",
+        tmp_path / "c.svg",
+    ),
 }
 
 
@@ -91,83 +112,126 @@ def test_a_blocks_number_beyond_64_bits_or_not_finite_is_one_line(tmp_path, read
 def test_a_blocks_number_at_the_64_bit_bounds_is_read(tmp_path):
     out = tmp_path / "out"
     write_summary(out / "x", A)
-    (out / "x" / "blocks.json").write_text(blocks_text(str(2 ** 63 - 1)))
+    (out / "x" / "blocks.json").write_text(blocks_text(str(2**63 - 1)))
     vouch_for_blocks(out)
     result = invoke_extract("report", out, "-o", tmp_path / "r.html", pva=False)
     assert result.code == 0, result
-    assert "{:,}".format(2 ** 63 - 1).encode() in (tmp_path / "r.html").read_bytes()
+    assert "{:,}".format(2**63 - 1).encode() in (tmp_path / "r.html").read_bytes()
 
 
 # ---- summaries: numbers and types -------------------------------------------------------
 
+
 def _kernel(field, value):
     def edit(data):
         data["kernels"][1][field] = value
+
     return edit
 
 
 def _key(key, value):
     def edit(data):
         data[key] = value
+
     return edit
 
 
 def _memory(key, field, value):
     def edit(data):
         data[key][field] = value
+
     return edit
 
 
 BAD_SUMMARIES = {
-    "profile a list": (_key("profile", ["a"]), ("'profile' is not a string (the profile's "
-                       "path), but a list")),
-    "profile a number": (_key("profile", 5), ("'profile' is not a string (the profile's "
-                         "path), but a number")),
-    "profile null": (_key("profile", None), ("'profile' is not a string (the profile's "
-                     "path), but null")),
-    "profile an object": (_key("profile", {}), ("'profile' is not a string (the profile's "
-                          "path), but an object")),
-    "step text": (_kernel("step", "4"), ("'kernels'[1] 'step' is not a whole number, but a "
-                  "string")),
-    "step null": (_kernel("step", None), ("'kernels'[1] 'step' is not a whole number, but "
-                  "null")),
-    "kind a number": (_kernel("kind", 5), ("'kernels'[1] 'kind' is neither a string nor null, "
-                      "but a number")),
-    "name a list": (_kernel("name", ["a"]), ("'kernels'[1] 'name' is neither a string nor "
-                    "null, but a list")),
-    "vertices an object": (_kernel("vertices", {}), ("'kernels'[1] 'vertices' is neither a "
-                           "string nor null, but an object")),
-    "active_tiles text": (_kernel("active_tiles", "4"), ("'kernels'[1] 'active_tiles' is "
-                          "neither a whole number nor null, but a string")),
-    "start a fraction": (_kernel("start", 1.5), ("'kernels'[1] 'start' is neither a whole "
-                         "number nor null, but a number")),
-    "end a boolean": (_kernel("end", True), ("'kernels'[1] 'end' is neither a whole number "
-                      "nor null, but a boolean")),
-    "max_exchange_code_bytes text": (_kernel("max_exchange_code_bytes", "0"),
-                                     ("'kernels'[1] 'max_exchange_code_bytes' is neither a "
-                                     "whole number nor null, but a string")),
-    "cycles 2**63": (_kernel("cycles", 2 ** 63), ("'kernels'[1] 'cycles' is "
-                     "9223372036854775808: beyond the 64-bit integers a profile's cycles "
-                     "are")),
-    "cycles -2**63-1": (_kernel("cycles", -2 ** 63 - 1), ("'kernels'[1] 'cycles' is "
-                        "-9223372036854775809: beyond the 64-bit integers a profile's "
-                        "cycles are")),
+    "profile a list": (
+        _key("profile", ["a"]),
+        ("'profile' is not a string (the profile's path), but a list"),
+    ),
+    "profile a number": (
+        _key("profile", 5),
+        ("'profile' is not a string (the profile's path), but a number"),
+    ),
+    "profile null": (
+        _key("profile", None),
+        ("'profile' is not a string (the profile's path), but null"),
+    ),
+    "profile an object": (
+        _key("profile", {}),
+        ("'profile' is not a string (the profile's path), but an object"),
+    ),
+    "step text": (
+        _kernel("step", "4"),
+        ("'kernels'[1] 'step' is not a whole number, but a string"),
+    ),
+    "step null": (_kernel("step", None), ("'kernels'[1] 'step' is not a whole number, but null")),
+    "kind a number": (
+        _kernel("kind", 5),
+        ("'kernels'[1] 'kind' is neither a string nor null, but a number"),
+    ),
+    "name a list": (
+        _kernel("name", ["a"]),
+        ("'kernels'[1] 'name' is neither a string nor null, but a list"),
+    ),
+    "vertices an object": (
+        _kernel("vertices", {}),
+        ("'kernels'[1] 'vertices' is neither a string nor null, but an object"),
+    ),
+    "active_tiles text": (
+        _kernel("active_tiles", "4"),
+        ("'kernels'[1] 'active_tiles' is neither a whole number nor null, but a string"),
+    ),
+    "start a fraction": (
+        _kernel("start", 1.5),
+        ("'kernels'[1] 'start' is neither a whole number nor null, but a number"),
+    ),
+    "end a boolean": (
+        _kernel("end", True),
+        ("'kernels'[1] 'end' is neither a whole number nor null, but a boolean"),
+    ),
+    "max_exchange_code_bytes text": (
+        _kernel("max_exchange_code_bytes", "0"),
+        ("'kernels'[1] 'max_exchange_code_bytes' is neither a whole number nor null, but a string"),
+    ),
+    "cycles 2**63": (
+        _kernel("cycles", 2**63),
+        (
+            "'kernels'[1] 'cycles' is "
+            "9223372036854775808: beyond the 64-bit integers a profile's cycles "
+            "are"
+        ),
+    ),
+    "cycles -2**63-1": (
+        _kernel("cycles", -(2**63) - 1),
+        (
+            "'kernels'[1] 'cycles' is "
+            "-9223372036854775809: beyond the 64-bit integers a profile's "
+            "cycles are"
+        ),
+    ),
     # checked before: still refused
-    "cycles text": (_kernel("cycles", "5"), ("'kernels' is not a list of kernels with a stage "
-                    "and cycles")),
-    "exchanges an object": (_key("attention_exchanges", {}), ("'attention_exchanges' is "
-                            "neither null nor a list of {name, maximum, mean}")),
-    "spans of fractions": (_key("device_spans", [1.5]), ("'device_spans' is not a list of "
-                           "whole numbers")),
-    "spans null": (_key("device_spans", None), ("'device_spans' is not a list of whole "
-                   "numbers")),
+    "cycles text": (
+        _kernel("cycles", "5"),
+        ("'kernels' is not a list of kernels with a stage and cycles"),
+    ),
+    "exchanges an object": (
+        _key("attention_exchanges", {}),
+        ("'attention_exchanges' is neither null nor a list of {name, maximum, mean}"),
+    ),
+    "spans of fractions": (
+        _key("device_spans", [1.5]),
+        ("'device_spans' is not a list of whole numbers"),
+    ),
+    "spans null": (_key("device_spans", None), ("'device_spans' is not a list of whole numbers")),
     "qkv null": (_key("qkv_executions", None), "'qkv_executions' is not a whole number"),
-    "exchange memory text": (_memory("exchange_memory_per_tile", "min(b)", "1"),
-                             ("'exchange_memory_per_tile' is not an object with min(b), "
-                             "avg(b), max(b)")),
-    "allocated memory a boolean": (_memory("allocated_memory", "max(total)", False),
-                                   ("'allocated_memory' is not an object with min(total), "
-                                   "avg(total), max(total)")),
+    "exchange memory text": (
+        _memory("exchange_memory_per_tile", "min(b)", "1"),
+        ("'exchange_memory_per_tile' is not an object with min(b), avg(b), max(b)"),
+    ),
+    "allocated memory a boolean": (
+        _memory("allocated_memory", "max(total)", False),
+        ("'allocated_memory' is not an object with min(total), avg(total), max(total)"),
+    ),
 }
 SUMMARY_READERS = {
     "table": lambda tmp_path, path: ("table", path),
@@ -187,10 +251,19 @@ def test_a_summary_field_of_the_wrong_type_is_one_line(tmp_path, reader, case):
 
 def test_null_kernel_fields_and_zero_cycles_are_a_summary(tmp_path):
     def edit(data):
-        for field in ("kind", "name", "vertices", "cycles", "active_tiles", "start", "end",
-                      "max_exchange_code_bytes"):
+        for field in (
+            "kind",
+            "name",
+            "vertices",
+            "cycles",
+            "active_tiles",
+            "start",
+            "end",
+            "max_exchange_code_bytes",
+        ):
             data["kernels"][1][field] = None
         data["kernels"][2]["cycles"] = 0
+
     path = write_summary(tmp_path / "odd", A, edit)
     result = invoke_extract("table", path, pva=False)
     assert result.code == 0, result
@@ -200,30 +273,35 @@ def test_a_summary_fraction_beyond_64_bits_is_one_line(tmp_path):
     path = write_summary(tmp_path / "bad", A, _memory("allocated_memory", "avg(total)", 1.0))
     path.write_text(path.read_text().replace('"avg(total)": 1.0', '"avg(total)": -1.7e308'))
     error = one_error(invoke_extract("report", path, "-o", tmp_path / "r.html", pva=False))
-    assert error == ("extract: error: {}: not a summary: the number -1.7e308 is beyond the "
-                     "64 bits of a summary's numbers".format(path))
+    assert error == (
+        "extract: error: {}: not a summary: the number -1.7e308 is beyond the "
+        "64 bits of a summary's numbers".format(path)
+    )
 
 
 def test_a_summary_number_of_401_digits_is_one_line(tmp_path):
     path = write_summary(tmp_path / "bad", A, _kernel("cycles", 1))
     path.write_text(path.read_text().replace('"cycles": 1,', '"cycles": {},'.format("9" * 401)))
     error = one_error(invoke_extract("report", path, "-o", tmp_path / "r.html", pva=False))
-    assert error.startswith("extract: error: {}: not a summary: the whole number ".format(
-        path)), error
+    assert error.startswith("extract: error: {}: not a summary: the whole number ".format(path)), (
+        error
+    )
 
 
 # ---- inspect: sqlite_stat1 --------------------------------------------------------------
 
-@pytest.mark.parametrize("stat", ["\u00b2", "\u00b23 1", "9" * 5000, "9" * 5000 + " 1"],
-                         ids=["superscript", "superscript then more", "5000 digits",
-                              "5000 digits then more"])
+
+@pytest.mark.parametrize(
+    "stat",
+    ["\u00b2", "\u00b23 1", "9" * 5000, "9" * 5000 + " 1"],
+    ids=["superscript", "superscript then more", "5000 digits", "5000 digits then more"],
+)
 def test_a_stat1_count_that_is_not_ascii_digits_is_passed_over(tmp_path, stat):
     profile = tmp_path / "profile.pop"
     shutil.copy(str(EDGE / "one-anchor" / "profile.pop"), str(profile))
     db = sqlite3.connect(str(profile))
     db.execute("ANALYZE")
-    assert db.execute("UPDATE sqlite_stat1 SET stat = ? WHERE tbl = 'steps'",
-                      (stat,)).rowcount >= 1
+    assert db.execute("UPDATE sqlite_stat1 SET stat = ? WHERE tbl = 'steps'", (stat,)).rowcount >= 1
     db.commit()
     rows = db.execute("SELECT count(*) FROM steps").fetchone()[0]
     db.close()
@@ -236,18 +314,30 @@ def test_a_stat1_count_that_is_not_ascii_digits_is_passed_over(tmp_path, stat):
 
 # ---- the report's heat maps -------------------------------------------------------------
 
+
 def many_labels_blocks(folder: Path, bodies: int = 400, labels: int = 40) -> None:
     """A blocks.json of `bodies` blocks with `labels` stage labels each, none shared."""
     names = ["s{}-{}".format(b, k) for b in range(bodies) for k in range(labels)]
-    blocks = [{"run": 1, "block": b, "first_step": b, "end_step": b + 1, "kernels": labels,
-               "cycles": {"s{}-{}".format(b, k): 10 + k for k in range(labels)},
-               "total": sum(10 + k for k in range(labels))} for b in range(bodies)]
-    (folder / "blocks.json").write_text(json.dumps(
-        {"profile": "p", "stages": names, "blocks": blocks, "stats": {}, "total": None}))
+    blocks = [
+        {
+            "run": 1,
+            "block": b,
+            "first_step": b,
+            "end_step": b + 1,
+            "kernels": labels,
+            "cycles": {"s{}-{}".format(b, k): 10 + k for k in range(labels)},
+            "total": sum(10 + k for k in range(labels)),
+        }
+        for b in range(bodies)
+    ]
+    (folder / "blocks.json").write_text(
+        json.dumps({"profile": "p", "stages": names, "blocks": blocks, "stats": {}, "total": None})
+    )
 
 
 def test_a_heat_map_of_thousands_of_stages_shows_the_first_and_a_note(tmp_path):
     from extractor.report.page import MAX_HEAT_COLUMNS
+
     out = tmp_path / "out"
     write_summary(out / "x", A)
     many_labels_blocks(out / "x")
@@ -259,15 +349,20 @@ def test_a_heat_map_of_thousands_of_stages_shows_the_first_and_a_note(tmp_path):
     assert len(html) < 1 << 20  # 39 MB unbounded
     details = parse(html).find("details", cls="heat-map")
     heads = [th.text() for th in details.find("thead").find_all("th")]
-    assert heads == ["run", "block"] + ["s0-{}".format(k) for k in range(MAX_HEAT_COLUMNS)] \
-        + ["total"]
+    assert heads == ["run", "block"] + ["s0-{}".format(k) for k in range(MAX_HEAT_COLUMNS)] + [
+        "total"
+    ]
     note = details.find("p", cls="note").text()
-    assert note.startswith("{} more stages not shown: the first {} with cycles are".format(
-        400 * 40 - MAX_HEAT_COLUMNS, MAX_HEAT_COLUMNS)), note
+    assert note.startswith(
+        "{} more stages not shown: the first {} with cycles are".format(
+            400 * 40 - MAX_HEAT_COLUMNS, MAX_HEAT_COLUMNS
+        )
+    ), note
 
 
 def test_labels_beyond_the_stages_list_count_toward_the_columns(tmp_path):
     from extractor.report.page import MAX_HEAT_COLUMNS
+
     out = tmp_path / "out"
     write_summary(out / "x", A)
     many_labels_blocks(out / "x", bodies=3, labels=20)
@@ -279,21 +374,35 @@ def test_labels_beyond_the_stages_list_count_toward_the_columns(tmp_path):
     assert invoke_extract("report", out, "-o", target, pva=False).code == 0
     details = parse(target.read_bytes()).find("details", cls="heat-map")
     assert len(details.find("thead").find_all("th")) == 2 + MAX_HEAT_COLUMNS + 1
-    assert details.find("p", cls="note").text().startswith(
-        "{} more stages not shown".format(60 - MAX_HEAT_COLUMNS))
+    assert (
+        details.find("p", cls="note")
+        .text()
+        .startswith("{} more stages not shown".format(60 - MAX_HEAT_COLUMNS))
+    )
 
 
 def test_the_page_draws_heat_maps_up_to_a_bound_then_lists_them(tmp_path):
     from extractor.report.page import MAX_HEAT_CELLS, MAX_HEAT_COLUMNS, MAX_HEAT_ROWS
+
     per_map = MAX_HEAT_ROWS * (MAX_HEAT_COLUMNS + 1)
     drawn = MAX_HEAT_CELLS // per_map
     out = tmp_path / "out"
     labels = ["s{}".format(k) for k in range(MAX_HEAT_COLUMNS)]
-    bodies = [{"run": 1, "block": b, "first_step": b, "end_step": b + 1, "kernels": 1,
-               "cycles": {label: b for label in labels}, "total": b * len(labels)}
-              for b in range(MAX_HEAT_ROWS)]
-    text = json.dumps({"profile": "p", "stages": labels, "blocks": bodies, "stats": {},
-                       "total": None})
+    bodies = [
+        {
+            "run": 1,
+            "block": b,
+            "first_step": b,
+            "end_step": b + 1,
+            "kernels": 1,
+            "cycles": {label: b for label in labels},
+            "total": b * len(labels),
+        }
+        for b in range(MAX_HEAT_ROWS)
+    ]
+    text = json.dumps(
+        {"profile": "p", "stages": labels, "blocks": bodies, "stats": {}, "total": None}
+    )
     for number in range(drawn + 3):
         write_summary(out / "r{:03}".format(number), A)
         (out / "r{:03}".format(number) / "blocks.json").write_text(text)
@@ -315,6 +424,7 @@ def test_negative_cycles_are_drawn_leftwards_from_zero(tmp_path):
     # A profile's numbers are used as they are, so a summary may hold negative cycles:
     # every bar starts at the zero tick, positive stages rightwards, negative ones left.
     from extractor.report.page import LABEL_WIDTH, PLOT_WIDTH
+
     out = tmp_path / "out"
     write_summary(out / "a", A)
     write_summary(out / "b", A, _kernel("cycles", -100000))

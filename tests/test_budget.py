@@ -41,7 +41,7 @@ def edit(data: dict, changes: dict) -> dict:
     spec's table for the metrics these tests use). A value None removes it."""
     for name, value in changes.items():
         if name.startswith("stage:"):
-            label = name[len("stage:"):]
+            label = name[len("stage:") :]
             kernels = [k for k in data["kernels"] if k["stage"] == label]
             if value is None:
                 data["kernels"] = [k for k in data["kernels"] if k["stage"] != label]
@@ -92,8 +92,7 @@ def checks_of(result) -> list:
 def one_usage_error(result) -> str:
     assert result.code == 2, result
     assert result.stdout == b""
-    assert result.stderr.startswith("extract: error: ") and result.stderr.count("\n") == 1, \
-        result
+    assert result.stderr.startswith("extract: error: ") and result.stderr.count("\n") == 1, result
     assert "Traceback" not in result.stderr and "unexpected" not in result.stderr
     return result.stderr
 
@@ -109,10 +108,22 @@ OPERATORS = [
     ("qkv_executions", "+16%", {"qkv_executions": 25}, {"qkv_executions": 29}, "ok", 29),
     ("qkv_executions", "+16%", {"qkv_executions": 25}, {"qkv_executions": 30}, "fail", 29),
     # +X% of a mean: 15602.703804347826 * 1.005 = 15680.717323369565...
-    ("exchange_memory:mean", "+0.5%", {}, {"exchange_memory:mean": 15680.7}, "ok",
-     pytest.approx(15680.717323369565, abs=1e-9)),
-    ("exchange_memory:mean", "+0.5%", {}, {"exchange_memory:mean": 15680.8}, "fail",
-     pytest.approx(15680.717323369565, abs=1e-9)),
+    (
+        "exchange_memory:mean",
+        "+0.5%",
+        {},
+        {"exchange_memory:mean": 15680.7},
+        "ok",
+        pytest.approx(15680.717323369565, abs=1e-9),
+    ),
+    (
+        "exchange_memory:mean",
+        "+0.5%",
+        {},
+        {"exchange_memory:mean": 15680.8},
+        "fail",
+        pytest.approx(15680.717323369565, abs=1e-9),
+    ),
     # +X: 54 + 2 = 56
     ("qkv_executions", "+2", {}, {"qkv_executions": 56}, "ok", 56),
     ("qkv_executions", "+2", {}, {"qkv_executions": 57}, "fail", 56),
@@ -121,8 +132,7 @@ OPERATORS = [
     ("exchange_memory:max", "+0.5", {}, {"exchange_memory:max": 37093}, "fail", 37092.5),
     # <= X
     ("allocated_memory:max", "<= 600000", {}, {"allocated_memory:max": 600000}, "ok", 600000),
-    ("allocated_memory:max", "<= 600000", {}, {"allocated_memory:max": 600001}, "fail",
-     600000),
+    ("allocated_memory:max", "<= 600000", {}, {"allocated_memory:max": 600001}, "fail", 600000),
     # >= X
     ("device_span:1", ">= 15000000", {}, {"device_span:1": 15000000}, "ok", 15000000),
     ("device_span:1", ">= 15000000", {}, {"device_span:1": 14999999}, "fail", 15000000),
@@ -133,13 +143,22 @@ OPERATORS = [
 ]
 
 
-@pytest.mark.parametrize("key, budget, base, cand, status, limit", OPERATORS,
-                         ids=["{}{}-{}".format(o[0], o[1], o[4]) for o in OPERATORS])
+@pytest.mark.parametrize(
+    "key, budget, base, cand, status, limit",
+    OPERATORS,
+    ids=["{}{}-{}".format(o[0], o[1], o[4]) for o in OPERATORS],
+)
 def test_every_operator_within_and_over(tmp_path, key, budget, base, cand, status, limit):
     baseline = summary_with(tmp_path, "base", base)
     candidate = summary_with(tmp_path, "cand", cand)
-    result = gate(baseline, candidate, "-f", "json", "--budget",
-                  budget_file(tmp_path, '"{}" = "{}"\n'.format(key, budget)))
+    result = gate(
+        baseline,
+        candidate,
+        "-f",
+        "json",
+        "--budget",
+        budget_file(tmp_path, '"{}" = "{}"\n'.format(key, budget)),
+    )
     assert result.code == (0 if status == "ok" else 3), result
     checks = [c for c in checks_of(result) if c["recording"] == "cand"]
     assert len(checks) == 1
@@ -154,19 +173,23 @@ def test_every_operator_within_and_over(tmp_path, key, budget, base, cand, statu
         assert checks_of(result)[0]["status"] == "ok"
     else:
         assert len(checks_of(result)) == 1
-    expected_line = ("budget: all 1 checks within" if status == "ok"
-                     else "budget: 1 of 1 checks failed")
+    expected_line = (
+        "budget: all 1 checks within" if status == "ok" else "budget: 1 of 1 checks failed"
+    )
     if budget[0] in "<>":
-        expected_line = ("budget: all 2 checks within" if status == "ok"
-                         else "budget: 1 of 2 checks failed")
+        expected_line = (
+            "budget: all 2 checks within" if status == "ok" else "budget: 1 of 2 checks failed"
+        )
     assert result.lines[-1] == expected_line
 
 
 def test_spaces_in_budgets_and_the_limits_of_each_form(tmp_path):
     baseline = summary_with(tmp_path, "base", {})
     candidate = summary_with(tmp_path, "cand", {"stage:MLP up": 49000, "qkv_executions": 54})
-    text = ('"stage:MLP up" = ["  +  2 %  ", "\\t+1000", "<=49000", ">=  48000 "]\n'
-            '"qkv_executions" = " = "\n')
+    text = (
+        '"stage:MLP up" = ["  +  2 %  ", "\\t+1000", "<=49000", ">=  48000 "]\n'
+        '"qkv_executions" = " = "\n'
+    )
     result = gate(baseline, candidate, "-f", "json", "--budget", budget_file(tmp_path, text))
     assert result.code == 0, result
     by_budget = {c["budget"]: c for c in checks_of(result) if c["recording"] == "cand"}
@@ -180,12 +203,19 @@ def test_spaces_in_budgets_and_the_limits_of_each_form(tmp_path):
 
 # ---- missing and skipped ------------------------------------------------------------
 
+
 def test_missing_and_skipped(tmp_path):
     baseline = summary_with(tmp_path, "base", {})
     # The candidate lost its PV stage and gained a "softmax" stage.
     candidate = summary_with(tmp_path, "cand", {"stage:PV": None, "stage:softmax": 900})
-    result = gate(baseline, candidate, "-f", "json", "--budget",
-                  budget_file(tmp_path, '"stage:[Ps]*" = ["+2%", "<= 100000"]\n'))
+    result = gate(
+        baseline,
+        candidate,
+        "-f",
+        "json",
+        "--budget",
+        budget_file(tmp_path, '"stage:[Ps]*" = ["+2%", "<= 100000"]\n'),
+    )
     assert result.code == 3, result  # missing fails the gate
     checks = checks_of(result)
     # The baseline: its absolute bound on its one matching metric (stage:PV).
@@ -195,7 +225,8 @@ def test_missing_and_skipped(tmp_path):
         ("base", "stage:PV", "<=100000", "ok"),
         ("cand", "stage:PV", "+2%", "missing"),
         ("cand", "stage:softmax", "+2%", "skipped"),
-        ("cand", "stage:softmax", "<=100000", "ok")]
+        ("cand", "stage:softmax", "<=100000", "ok"),
+    ]
     missing, skipped = checks[1], checks[2]
     assert missing["value"] is None and missing["limit"] is None and missing["baseline"] == 12900
     assert skipped["value"] == 900 and skipped["limit"] is None and skipped["baseline"] is None
@@ -205,8 +236,9 @@ def test_missing_and_skipped(tmp_path):
 def test_only_skipped_passes(tmp_path):
     baseline = summary_with(tmp_path, "base", {})
     candidate = summary_with(tmp_path, "cand", {"stage:softmax": 900})
-    result = gate(baseline, candidate, "--budget",
-                  budget_file(tmp_path, '"stage:softmax" = "+2%"\n'))
+    result = gate(
+        baseline, candidate, "--budget", budget_file(tmp_path, '"stage:softmax" = "+2%"\n')
+    )
     assert result.code == 0, result
     assert result.lines[-1] == "budget: all 0 checks within, 1 skipped"
 
@@ -215,25 +247,41 @@ def test_null_values_are_absent(tmp_path):
     # Spans gone from the candidate: device_span:1, 2, max and mean are missing there.
     baseline = summary_with(tmp_path, "base", {})
     candidate = summary_with(tmp_path, "cand", {"device_spans": []})
-    result = gate(baseline, candidate, "-f", "json", "--budget",
-                  budget_file(tmp_path, '"device_span:*" = "+1%"\n'))
+    result = gate(
+        baseline,
+        candidate,
+        "-f",
+        "json",
+        "--budget",
+        budget_file(tmp_path, '"device_span:*" = "+1%"\n'),
+    )
     assert result.code == 3
     assert [(c["metric"], c["status"]) for c in checks_of(result)] == [
-        ("device_span:1", "missing"), ("device_span:2", "missing"),
-        ("device_span:max", "missing"), ("device_span:mean", "missing")]
+        ("device_span:1", "missing"),
+        ("device_span:2", "missing"),
+        ("device_span:max", "missing"),
+        ("device_span:mean", "missing"),
+    ]
 
 
 def test_without_pva_attention_exchanges_are_missing(tmp_path):
     baseline = summary_with(tmp_path, "base", {})
     candidate = summary_with(tmp_path, "cand", {"no pva": True})
-    result = gate(baseline, candidate, "-f", "json", "--budget", budget_file(
-        tmp_path, '"attention_exchange:*" = "+10%"\n"stage:*" = "+0%"\n'))
+    result = gate(
+        baseline,
+        candidate,
+        "-f",
+        "json",
+        "--budget",
+        budget_file(tmp_path, '"attention_exchange:*" = "+10%"\n"stage:*" = "+0%"\n'),
+    )
     assert result.code == 3
     statuses = [(c["metric"].split(":")[0], c["status"]) for c in checks_of(result)]
     assert statuses == [("attention_exchange", "missing")] * 17 + [("stage", "ok")] * 6
 
 
 # ---- three recordings, overlapping patterns, order ----------------------------------
+
 
 def test_three_recordings_overlapping_patterns_in_the_spec_order(tmp_path):
     a = summary_with(tmp_path, "a", {})
@@ -242,12 +290,13 @@ def test_three_recordings_overlapping_patterns_in_the_spec_order(tmp_path):
     b = summary_with(tmp_path, "b", {"stage:MLP down": 54274})
     # c: MLP down +6 % (55318): over both; MLP up 48248 unchanged.
     c = summary_with(tmp_path, "c", {"stage:MLP down": 55318})
-    text = ('"stage:MLP*" = "+2%"\n'
-            '"stage:MLP down" = ["+5%", "<= 55000"]\n')
+    text = '"stage:MLP*" = "+2%"\n"stage:MLP down" = ["+5%", "<= 55000"]\n'
     result = gate(a, b, c, "-f", "json", "--budget", budget_file(tmp_path, text))
     assert result.code == 3, result
-    got = [(c["recording"], c["metric"], c["pattern"], c["budget"], c["status"], c["limit"])
-           for c in checks_of(result)]
+    got = [
+        (c["recording"], c["metric"], c["pattern"], c["budget"], c["status"], c["limit"])
+        for c in checks_of(result)
+    ]
     assert got == [
         # the baseline: absolute bounds only
         ("a", "stage:MLP down", "stage:MLP down", "<=55000", "ok", 55000),
@@ -269,28 +318,47 @@ def test_row_order_across_recordings(tmp_path):
     # number, then max and mean, as the comparison's rows.
     a = summary_with(tmp_path, "a", {"device_spans": [100]})
     b = summary_with(tmp_path, "b", {"device_spans": [100, 90, 80], "stage:extra": 5})
-    result = gate(a, b, "-f", "json", "--budget", budget_file(
-        tmp_path, '"*" = "<= 100000000"\n'))
+    result = gate(a, b, "-f", "json", "--budget", budget_file(tmp_path, '"*" = "<= 100000000"\n'))
     assert result.code == 0, result
     metrics = [c["metric"] for c in checks_of(result) if c["recording"] == "b"]
-    assert metrics[:8] == ["stage:fused QKV projection", "stage:QK transpose", "stage:PV",
-                           "stage:output projection", "stage:MLP up", "stage:MLP down",
-                           "stage:extra", "stages:total"]
-    assert metrics[8:13] == ["device_span:1", "device_span:2", "device_span:3",
-                             "device_span:max", "device_span:mean"]
-    assert metrics[13:20] == ["qkv_executions", "exchange_memory:min", "exchange_memory:mean",
-                              "exchange_memory:max", "allocated_memory:min",
-                              "allocated_memory:mean", "allocated_memory:max"]
+    assert metrics[:8] == [
+        "stage:fused QKV projection",
+        "stage:QK transpose",
+        "stage:PV",
+        "stage:output projection",
+        "stage:MLP up",
+        "stage:MLP down",
+        "stage:extra",
+        "stages:total",
+    ]
+    assert metrics[8:13] == [
+        "device_span:1",
+        "device_span:2",
+        "device_span:3",
+        "device_span:max",
+        "device_span:mean",
+    ]
+    assert metrics[13:20] == [
+        "qkv_executions",
+        "exchange_memory:min",
+        "exchange_memory:mean",
+        "exchange_memory:max",
+        "allocated_memory:min",
+        "allocated_memory:mean",
+        "allocated_memory:max",
+    ]
     assert len(metrics) == 20 + 17
     # The JSON rows name the same metrics (device span max and mean are rows now, as
     # they are checked); the CSV's metric_name column too.
     rows = json.loads(result.text)["rows"]
     names = [r["metric_name"] for r in rows] + [
-        e["metric_name"] for e in json.loads(result.text)["attention_exchanges"]]
+        e["metric_name"] for e in json.loads(result.text)["attention_exchanges"]
+    ]
     assert names == metrics
 
 
 # ---- the outputs --------------------------------------------------------------------
+
 
 def markdown_rows(text):
     rows = {}
@@ -303,10 +371,20 @@ def markdown_rows(text):
 
 def test_markdown_marks_each_checked_value(tmp_path):
     a = summary_with(tmp_path, "a", {})
-    b = summary_with(tmp_path, "b", {"stage:PV": 14191, "stage:MLP up": 40000,
-                                     "qkv_executions": 53, "allocated_memory:max": 700000})
-    text = ('"stage:PV" = "+10%"\n"stage:MLP up" = "+2%"\n"qkv_executions" = "="\n'
-            '"allocated_memory:max" = "<= 638976"\n"device_span:mean" = "+0%"\n')
+    b = summary_with(
+        tmp_path,
+        "b",
+        {
+            "stage:PV": 14191,
+            "stage:MLP up": 40000,
+            "qkv_executions": 53,
+            "allocated_memory:max": 700000,
+        },
+    )
+    text = (
+        '"stage:PV" = "+10%"\n"stage:MLP up" = "+2%"\n"qkv_executions" = "="\n'
+        '"allocated_memory:max" = "<= 638976"\n"device_span:mean" = "+0%"\n'
+    )
     result = gate(a, b, "--budget", budget_file(tmp_path, text))
     assert result.code == 3, result
     rows = markdown_rows(result.text)
@@ -316,7 +394,9 @@ def test_markdown_marks_each_checked_value(tmp_path):
     assert rows["QKV executions"] == ["54", "53 \u274c =: 1 under limit 54"]
     # 700000 - 638976 = 61024 over; the baseline's 596494 is within.
     assert rows["allocated memory per tile, max"] == [
-        "596494 \u2705", "700000 \u274c <=638976: 61024 over limit 638976"]
+        "596494 \u2705",
+        "700000 \u274c <=638976: 61024 over limit 638976",
+    ]
     assert rows["device span mean"] == ["15987661.5", "15987661.5 (+0.0%) \u2705"]
     # Unchecked values are unmarked.
     assert rows["stage: QK transpose"] == ["8488", "8488 (+0.0%)"]
@@ -338,13 +418,32 @@ def test_markdown_marks_missing_and_skipped(tmp_path):
 def test_csv_budget_columns(tmp_path):
     a = summary_with(tmp_path, "a", {})
     b = summary_with(tmp_path, "b", {"stage:PV": 14191})
-    result = gate(a, b, "-f", "csv", "--label", "base", "--label", "new", "--budget",
-                  budget_file(tmp_path, '"stage:PV" = ["+10%", "<= 20000"]\n'
-                                        '"stages:total" = "+1%"\n'))
+    result = gate(
+        a,
+        b,
+        "-f",
+        "csv",
+        "--label",
+        "base",
+        "--label",
+        "new",
+        "--budget",
+        budget_file(tmp_path, '"stage:PV" = ["+10%", "<= 20000"]\n"stages:total" = "+1%"\n'),
+    )
     assert result.code == 3, result
     rows = list(csv.reader(io.StringIO(result.text, newline="")))
-    assert rows[0] == ["section", "metric", "unit", "base", "base budget", "new",
-                       "new change %", "new budget", "note", "metric_name"]
+    assert rows[0] == [
+        "section",
+        "metric",
+        "unit",
+        "base",
+        "base budget",
+        "new",
+        "new change %",
+        "new budget",
+        "note",
+        "metric_name",
+    ]
     by_name = {r[-1]: r for r in rows[1:] if r[-1]}
     pv = by_name["stage:PV"]
     assert pv[3:5] == ["12900", "ok <=20000"]
@@ -358,15 +457,24 @@ def test_csv_budget_columns(tmp_path):
 def test_json_budgets_objects(tmp_path):
     a = summary_with(tmp_path, "a", {})
     b = summary_with(tmp_path, "b", {"exchange_memory:max": 37700})
-    result = gate(a, b, "-f", "json", "--budget",
-                  budget_file(tmp_path, '"exchange_memory:max" = " + 512"\n'))
+    result = gate(
+        a, b, "-f", "json", "--budget", budget_file(tmp_path, '"exchange_memory:max" = " + 512"\n')
+    )
     assert result.code == 3
     data = json.loads(result.text)
     # 37092 + 512 = 37604 < 37700.
-    assert data["budgets"] == [{
-        "recording": "b", "metric": "exchange_memory:max", "pattern": "exchange_memory:max",
-        "budget": "+512", "baseline": 37092, "value": 37700, "limit": 37604,
-        "status": "fail"}]
+    assert data["budgets"] == [
+        {
+            "recording": "b",
+            "metric": "exchange_memory:max",
+            "pattern": "exchange_memory:max",
+            "budget": "+512",
+            "baseline": 37092,
+            "value": 37700,
+            "limit": 37604,
+            "status": "fail",
+        }
+    ]
     assert list(data) == ["recordings", "clock_mhz", "rows", "attention_exchanges", "budgets"]
 
 
@@ -378,14 +486,17 @@ def test_batch_output_folders_as_recordings(tmp_path):
     summary_with(new, "fp8", {"stage:PV": 13000})
     summary_with(new, "fp16", {"stage:PV": 20000})
     (base / "index.jsonl").write_text("{}\n")
-    result = gate(base, new, "-f", "json", "--budget",
-                  budget_file(tmp_path, '"stage:PV" = "+1%"\n'))
+    result = gate(
+        base, new, "-f", "json", "--budget", budget_file(tmp_path, '"stage:PV" = "+1%"\n')
+    )
     # 12900 * 1.01 = 13029: new/fp8 13000 ok, new/fp16 20000 fail. Folders sorted: fp16
     # before fp8.
     assert result.code == 3, result
     labels = [r["label"] for r in json.loads(result.text)["recordings"]]
     assert [(c["recording"], c["value"], c["status"]) for c in checks_of(result)] == [
-        (labels[1], 20000, "fail"), (labels[2], 13000, "ok")]
+        (labels[1], 20000, "fail"),
+        (labels[2], 13000, "ok"),
+    ]
     assert "fp16" in labels[1] and "fp8" in labels[2] and "fp8" in labels[0]
 
 
@@ -393,8 +504,16 @@ def test_with_chart_and_clock(tmp_path):
     a = summary_with(tmp_path, "a", {})
     b = summary_with(tmp_path, "b", {})
     chart = tmp_path / "c.svg"
-    result = gate(a, b, "--clock-mhz", "1850", "--chart", chart, "--budget",
-                  budget_file(tmp_path, '"device_span:*" = "+0%"\n'))
+    result = gate(
+        a,
+        b,
+        "--clock-mhz",
+        "1850",
+        "--chart",
+        chart,
+        "--budget",
+        budget_file(tmp_path, '"device_span:*" = "+0%"\n'),
+    )
     assert result.code == 0, result
     assert chart.exists()
     rows = [line for line in result.text.splitlines() if "device span" in line]
@@ -405,17 +524,25 @@ def test_with_chart_and_clock(tmp_path):
 
 # ---- the example budget file ----------------------------------------------------------
 
+
 def test_example_budget_passes_on_the_reference_against_itself(tmp_path):
-    result = gate(REFERENCE, REFERENCE, "-f", "json", "--budget", EXAMPLE, "--junit",
-                  tmp_path / "report.xml")
+    result = gate(
+        REFERENCE, REFERENCE, "-f", "json", "--budget", EXAMPLE, "--junit", tmp_path / "report.xml"
+    )
     assert result.code == 0, result
     checks = checks_of(result)
     assert checks and all(c["status"] == "ok" for c in checks)
     patterns = {c["pattern"] for c in checks}
     # Every key of the example matched something (else exit 2), and each kind is there.
-    assert {"stage:*", "stages:total", "device_span:*", "qkv_executions",
-            "allocated_memory:max", "exchange_memory:max",
-            "attention_exchange:cs#_*"} <= patterns
+    assert {
+        "stage:*",
+        "stages:total",
+        "device_span:*",
+        "qkv_executions",
+        "allocated_memory:max",
+        "exchange_memory:max",
+        "attention_exchange:cs#_*",
+    } <= patterns
     # The baseline's bound on allocated max; then 6 stages, total, 4 spans (2, max and
     # mean), qkv, 2 on allocated max, its mean, exchange max, the 11 cs# exchanges (of 17:
     # the other 6 are copies).
@@ -430,22 +557,26 @@ def test_example_budget_catches_the_b_variant():
     b = GOLDEN.parent / "vit-f8weight-b" / "expected.json"
     result = gate(REFERENCE, b, "-f", "json", "--budget", EXAMPLE)
     assert result.code == 3, result
-    failed = {(c["metric"], c["status"]) for c in checks_of(result)
-              if c["status"] != "ok"}
+    failed = {(c["metric"], c["status"]) for c in checks_of(result) if c["status"] != "ok"}
     assert ("stage:PV", "fail") in failed
-    assert (("attention_exchange:cs#_/visual/trunk/blocks/blocks.0/attn/Mul_1/#/Op/Multiply/"
-             "ExchangePre"), "missing") in failed
+    assert (
+        (
+            "attention_exchange:cs#_/visual/trunk/blocks/blocks.0/attn/Mul_1/#/Op/Multiply/"
+            "ExchangePre"
+        ),
+        "missing",
+    ) in failed
 
 
 # ---- JUnit --------------------------------------------------------------------------
 
+
 def test_junit_report(tmp_path):
     a = summary_with(tmp_path, "a", {})
-    b = summary_with(tmp_path, "b", {"stage:PV": None, "stage:softmax": 1,
-                                     "qkv_executions": 60})
+    b = summary_with(tmp_path, "b", {"stage:PV": None, "stage:softmax": 1, "qkv_executions": 60})
     c = summary_with(tmp_path, "c", {})
     report = tmp_path / "reports" / "budget.xml"  # its folder is made
-    text = ('"stage:*" = "+2%"\n"qkv_executions" = ["=", "<= 100"]\n')
+    text = '"stage:*" = "+2%"\n"qkv_executions" = ["=", "<= 100"]\n'
     result = gate(a, b, c, "--budget", budget_file(tmp_path, text), "--junit", report)
     assert result.code == 3, result
     xml = JUnitXml.fromfile(str(report))
@@ -472,10 +603,8 @@ def test_junit_report(tmp_path):
     for suite in xml:
         cases = list(suite)
         assert suite.tests == len(cases)
-        assert suite.failures == sum(any(isinstance(r, Failure) for r in k.result)
-                                     for k in cases)
-        assert suite.skipped == sum(any(isinstance(r, Skipped) for r in k.result)
-                                    for k in cases)
+        assert suite.failures == sum(any(isinstance(r, Failure) for r in k.result) for k in cases)
+        assert suite.skipped == sum(any(isinstance(r, Skipped) for r in k.result) for k in cases)
 
 
 def test_junit_replaces_a_previous_report_atomically(tmp_path):
@@ -484,8 +613,9 @@ def test_junit_replaces_a_previous_report_atomically(tmp_path):
     report.write_text("old")
     link = tmp_path / "link.xml"
     os.symlink(str(report), str(link))
-    result = gate(a, a, "--budget", budget_file(tmp_path, '"qkv_executions" = "="\n'),
-                  "--junit", link)
+    result = gate(
+        a, a, "--budget", budget_file(tmp_path, '"qkv_executions" = "="\n'), "--junit", link
+    )
     assert result.code == 0, result
     assert link.is_symlink()  # the link stays, the file it names is replaced
     assert [s.tests for s in JUnitXml.fromfile(str(report))] == [1]
@@ -499,8 +629,9 @@ def test_junit_names_that_xml_cannot_hold(tmp_path):
     path.parent.mkdir()
     path.write_text(json.dumps(a))
     report = tmp_path / "r.xml"
-    result = gate(path, path, "--budget", budget_file(tmp_path, '"stage:odd*" = "+0%"\n'),
-                  "--junit", report)
+    result = gate(
+        path, path, "--budget", budget_file(tmp_path, '"stage:odd*" = "+0%"\n'), "--junit", report
+    )
     assert result.code == 0, result
     (case,) = [case for suite in JUnitXml.fromfile(str(report)) for case in suite]
     assert case.name == "stage:odd\\x01stage <&> +0% [stage:odd*]"
@@ -508,13 +639,15 @@ def test_junit_names_that_xml_cannot_hold(tmp_path):
 
 def test_junit_to_a_folder_is_an_output_error(tmp_path):
     a = summary_with(tmp_path, "a", {})
-    result = gate(a, a, "--budget", budget_file(tmp_path, '"qkv_executions" = "="\n'),
-                  "--junit", tmp_path)
+    result = gate(
+        a, a, "--budget", budget_file(tmp_path, '"qkv_executions" = "="\n'), "--junit", tmp_path
+    )
     assert result.code == 1, result
     assert result.stderr.startswith("extract: error: {}".format(tmp_path))
 
 
 # ---- exit codes -----------------------------------------------------------------------
+
 
 def test_exit_codes(tmp_path):
     a = summary_with(tmp_path, "a", {})
@@ -552,8 +685,9 @@ def test_a_pattern_matching_nothing_is_a_usage_error_before_any_output(tmp_path)
             args[1] = summary_with(tmp_path, "c", {"no pva": True})
             args[0] = summary_with(tmp_path, "d", {"no pva": True})
         error = one_usage_error(gate(*args))
-        assert error.startswith("extract: error: {}: key '{}': matches no metric".format(
-            bad, key)), error
+        assert error.startswith(
+            "extract: error: {}: key '{}': matches no metric".format(bad, key)
+        ), error
         assert not report.exists() and not chart.exists()
 
 
@@ -595,8 +729,7 @@ BROKEN = [
 ]
 
 
-@pytest.mark.parametrize("content, message", [b[1:] for b in BROKEN],
-                         ids=[b[0] for b in BROKEN])
+@pytest.mark.parametrize("content, message", [b[1:] for b in BROKEN], ids=[b[0] for b in BROKEN])
 def test_broken_budget_files(tmp_path, content, message):
     budget = budget_file(tmp_path, content)
     report = tmp_path / "r.xml"
@@ -609,21 +742,22 @@ def test_broken_budget_files(tmp_path, content, message):
 
 
 def test_budget_files_that_are_not_files(tmp_path):
-    cases = {"missing": (tmp_path / "nowhere.toml", "no such budget file"),
-             "folder": (tmp_path, "is a folder")}
+    cases = {
+        "missing": (tmp_path / "nowhere.toml", "no such budget file"),
+        "folder": (tmp_path, "is a folder"),
+    }
     fifo = tmp_path / "fifo.toml"
     os.mkfifo(str(fifo))  # refused without waiting for a writer
     cases["fifo"] = (fifo, "FIFO")
-    binary = budget_file(tmp_path, b"[budgets]\n\"stage:*\" = \"+2\xff%\"\n", "bin.toml")
+    binary = budget_file(tmp_path, b'[budgets]\n"stage:*" = "+2\xff%"\n', "bin.toml")
     cases["not UTF-8"] = (binary, "not UTF-8")
     for path, message in cases.values():
         error = one_usage_error(gate(REFERENCE, REFERENCE, "--budget", path))
-        assert error.startswith("extract: error: {}: ".format(path)) and message in error, \
-            error
+        assert error.startswith("extract: error: {}: ".format(path)) and message in error, error
 
 
 def test_a_byte_order_mark_is_allowed(tmp_path):
-    budget = budget_file(tmp_path, "\ufeff[budgets]\n\"qkv_executions\" = \"=\"\n".encode())
+    budget = budget_file(tmp_path, '\ufeff[budgets]\n"qkv_executions" = "="\n'.encode())
     result = gate(REFERENCE, REFERENCE, "--budget", budget)
     assert result.code == 0, result
 
@@ -649,8 +783,13 @@ def test_fixture_copies_are_hand_editable():
     # The reference these tests edit has the numbers the comments above read off it.
     data = reference()
     assert [(k["stage"], k["cycles"]) for k in data["kernels"]] == [
-        ("fused QKV projection", 37277), ("QK transpose", 8488), ("PV", 12900),
-        ("output projection", 14153), ("MLP up", 48248), ("MLP down", 52187)]
+        ("fused QKV projection", 37277),
+        ("QK transpose", 8488),
+        ("PV", 12900),
+        ("output projection", 14153),
+        ("MLP up", 48248),
+        ("MLP down", 52187),
+    ]
     assert data["device_spans"] == [15987664, 15987659] and data["qkv_executions"] == 54
     assert data["allocated_memory"]["max(total)"] == 596494
     assert data["exchange_memory_per_tile"]["avg(b)"] == 15602.703804347826
@@ -664,8 +803,18 @@ def test_the_ci_gate_as_the_readme_runs_it(golden_profile, tmp_path):
     run = invoke_extract(golden_profile, "-o", summary)
     assert run.code == 0, run
     report = tmp_path / "budget-report.xml"
-    result = gate(REFERENCE, summary, "--label", "baseline", "--label", "this-commit",
-                  "--budget", EXAMPLE, "--junit", report)
+    result = gate(
+        REFERENCE,
+        summary,
+        "--label",
+        "baseline",
+        "--label",
+        "this-commit",
+        "--budget",
+        EXAMPLE,
+        "--junit",
+        report,
+    )
     assert result.code == 0, result
     assert result.lines[-1] == "budget: all 28 checks within"  # counted in the test above
     suites = {s.name: (s.tests, s.failures) for s in JUnitXml.fromfile(str(report))}

@@ -40,21 +40,35 @@ def one_line_error(result, code=1):
 
 # ---- masking -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("name, masked", [
-    ("cs23_/a/qkv/MatMul/1570/Conv_1/Convolve/ExchangePre",
-     "cs#_/a/qkv/MatMul/#/Conv_1/Convolve/ExchangePre"),
-    ("copy617_Copy_{/a/1570/x,V/padding}_to_{/b/1583/y,/b/1583/z}/ExchangePre",
-     "copy#_Copy_{/a/#/x,V/padding}_to_{/b/#/y,/b/#/z}/ExchangePre"),
-    ("copy5_Copy_/a/Softmax/1584/Out/ExchangePre", "copy#_Copy_/a/Softmax/#/Out/ExchangePre"),
-    # a numeric part at the end, or before a brace or comma
-    ("cs1_/a/7", "cs#_/a/#"), ("{/a/12,/b/3}", "{/a/#,/b/#}"), ("/1/2/3/", "/#/#/#/"),
-    # kept: numbers that are part of a name, ids without their underscore, other prefixes
-    ("/blocks/blocks.10/attn/MatMul_1/Conv_1/x12/12a/",
-     "/blocks/blocks.10/attn/MatMul_1/Conv_1/x12/12a/"),
-    ("cs23/a", "cs23/a"), ("Copy_/a", "Copy_/a"), ("abcs23_x", "abcs23_x"),
-    ("prog12_/a", "prog12_/a"),
-    ("", ""),
-])
+
+@pytest.mark.parametrize(
+    "name, masked",
+    [
+        (
+            "cs23_/a/qkv/MatMul/1570/Conv_1/Convolve/ExchangePre",
+            "cs#_/a/qkv/MatMul/#/Conv_1/Convolve/ExchangePre",
+        ),
+        (
+            "copy617_Copy_{/a/1570/x,V/padding}_to_{/b/1583/y,/b/1583/z}/ExchangePre",
+            "copy#_Copy_{/a/#/x,V/padding}_to_{/b/#/y,/b/#/z}/ExchangePre",
+        ),
+        ("copy5_Copy_/a/Softmax/1584/Out/ExchangePre", "copy#_Copy_/a/Softmax/#/Out/ExchangePre"),
+        # a numeric part at the end, or before a brace or comma
+        ("cs1_/a/7", "cs#_/a/#"),
+        ("{/a/12,/b/3}", "{/a/#,/b/#}"),
+        ("/1/2/3/", "/#/#/#/"),
+        # kept: numbers that are part of a name, ids without their underscore, other prefixes
+        (
+            "/blocks/blocks.10/attn/MatMul_1/Conv_1/x12/12a/",
+            "/blocks/blocks.10/attn/MatMul_1/Conv_1/x12/12a/",
+        ),
+        ("cs23/a", "cs23/a"),
+        ("Copy_/a", "Copy_/a"),
+        ("abcs23_x", "abcs23_x"),
+        ("prog12_/a", "prog12_/a"),
+        ("", ""),
+    ],
+)
 def test_mask_ids(name, masked):
     assert mask_ids(name) == masked
 
@@ -64,11 +78,13 @@ def test_masking_matches_the_two_fixture_recordings():
     a = [mask_ids(e["name"]) for e in load(A)["attention_exchanges"]]
     b = [mask_ids(e["name"]) for e in load(B)["attention_exchanges"]]
     assert not {e["name"] for e in load(A)["attention_exchanges"]} & {
-        e["name"] for e in load(B)["attention_exchanges"]}
+        e["name"] for e in load(B)["attention_exchanges"]
+    }
     assert len(a) == 17 and len(b) == 17 and len(set(a) & set(b)) == 16
 
 
 # ---- the markdown table ------------------------------------------------------------
+
 
 def table(text):
     """The markdown table as {first cell: [cells...]} (" (ms)" added to the first cell of
@@ -107,8 +123,10 @@ def test_markdown_on_the_two_fixture_recordings():
     lines = result.text.splitlines()
     assert rows["device span 1 (ms)"] == ["ms at 1850 MHz", "8.642", "7.964"]
     ms = [line for line in lines if "| ms at 1850 MHz |" in line]
-    assert ms == ["| device span 1 | ms at 1850 MHz | 8.642 | 7.964 |",
-                  "| device span 2 | ms at 1850 MHz | 8.642 | 7.964 |"]
+    assert ms == [
+        "| device span 1 | ms at 1850 MHz | 8.642 | 7.964 |",
+        "| device span 2 | ms at 1850 MHz | 8.642 | 7.964 |",
+    ]
     assert "| device span 2 | cycles | 15987659 | 14733915 (-7.8%) |" in lines
     assert rows["QKV executions"] == ["count", "54", "54"]
     assert rows["exchange code per tile, min"] == ["bytes", "4436", "4500"]
@@ -119,26 +137,41 @@ def test_markdown_on_the_two_fixture_recordings():
     assert rows["allocated memory per tile, max"] == ["bytes", "596494", "590002"]
 
     # Exchanges: matched across cs23_ -> cs30_, copy617_ -> copy657_, /1570/ -> /1602/.
-    qkv = "attention exchange: `cs#_/visual/trunk/blocks/blocks.0/attn/qkv/MatMul/#/" \
-          "matmulGrouped/Conv_1/Convolve/ExchangePre`"
+    qkv = (
+        "attention exchange: `cs#_/visual/trunk/blocks/blocks.0/attn/qkv/MatMul/#/"
+        "matmulGrouped/Conv_1/Convolve/ExchangePre`"
+    )
     assert rows[qkv] == ["code bytes per tile, max / mean", "324 / 171.9", "292 / 150.5"]
-    copy = [key for key in rows if key.startswith("attention exchange: `copy#_Copy_{")
-            and "attn/MatMul/#/matmulGrouped/Conv_1/weightsRearranged}" in key]
+    copy = [
+        key
+        for key in rows
+        if key.startswith("attention exchange: `copy#_Copy_{")
+        and "attn/MatMul/#/matmulGrouped/Conv_1/weightsRearranged}" in key
+    ]
     assert len(copy) == 1 and rows[copy[0]][1:] == ["1544 / 481.3", "1544 / 481.3"]
     matched = [k for k in rows if k.startswith("attention exchange: ")]
     unmatched = [k for k in rows if k.startswith("unmatched attention exchange: ")]
     assert len(matched) == 16 and len(unmatched) == 2
-    gone = "unmatched attention exchange: `cs#_/visual/trunk/blocks/blocks.0/attn/Mul_1/#/" \
-           "Op/Multiply/ExchangePre`"
-    new = "unmatched attention exchange: `cs#_/visual/trunk/blocks/blocks.0/attn/qkv/MatMul/" \
-          "#/matmulGrouped/Conv_1/castWeights/ExchangePre`"
+    gone = (
+        "unmatched attention exchange: `cs#_/visual/trunk/blocks/blocks.0/attn/Mul_1/#/"
+        "Op/Multiply/ExchangePre`"
+    )
+    new = (
+        "unmatched attention exchange: `cs#_/visual/trunk/blocks/blocks.0/attn/qkv/MatMul/"
+        "#/matmulGrouped/Conv_1/castWeights/ExchangePre`"
+    )
     assert rows[gone][1:] == ["16 / 4.6", "\u2014"]
     assert rows[new][1:] == ["\u2014", "96 / 61.2"]
     # Rows in the order docs/commands/compare.md lists them: stages, spans, QKV, memory, exchanges.
     firsts = [line.split(" | ")[0] for line in lines[2:]]
-    assert firsts.index("| stages, total") < firsts.index("| device span 1") < \
-        firsts.index("| QKV executions") < firsts.index("| exchange code per tile, min") < \
-        firsts.index("| allocated memory per tile, max") < firsts.index("| " + matched[0])
+    assert (
+        firsts.index("| stages, total")
+        < firsts.index("| device span 1")
+        < firsts.index("| QKV executions")
+        < firsts.index("| exchange code per tile, min")
+        < firsts.index("| allocated memory per tile, max")
+        < firsts.index("| " + matched[0])
+    )
 
 
 def test_percentages_follow_the_inputs():
@@ -148,7 +181,10 @@ def test_percentages_follow_the_inputs():
     for ka, kb in zip(a["kernels"], b["kernels"]):
         change = (kb["cycles"] - ka["cycles"]) * 100 / ka["cycles"]
         assert rows["stage: " + ka["stage"]] == [
-            "cycles", str(ka["cycles"]), "{} ({:+.1f}%)".format(kb["cycles"], change)]
+            "cycles",
+            str(ka["cycles"]),
+            "{} ({:+.1f}%)".format(kb["cycles"], change),
+        ]
 
 
 def test_without_a_clock_there_are_cycles_only():
@@ -170,8 +206,12 @@ def test_labels_and_three_recordings(tmp_path):
     assert header == "| | unit | fp8 w | fp8 \\| b | {} |".format(tmp_path.name)
     # (14000000 - 15987664) / 15987664 = -12.43 %
     assert rows["stage: PV"] == ["cycles", "12900", "14190 (+10.0%)", "\u2014"]
-    assert rows["device span 1"][:4] == ["cycles", "15987664", "14733907 (-7.8%)",
-                                         "14000000 (-12.4%)"]
+    assert rows["device span 1"][:4] == [
+        "cycles",
+        "15987664",
+        "14733907 (-7.8%)",
+        "14000000 (-12.4%)",
+    ]
     assert rows["device span 2"][:4] == ["cycles", "15987659", "14733915 (-7.8%)", "\u2014"]
 
 
@@ -203,35 +243,62 @@ def test_csv_format():
     rows = list(csv.reader(io.StringIO(result.text, newline="")))
     # metric_name (the budget files' names) is added last, so the columns before it keep
     # their places.
-    assert rows[0] == ["section", "metric", "unit", "vit-f8weight", "vit-f8weight-b",
-                       "vit-f8weight-b change %", "note", "metric_name"]
+    assert rows[0] == [
+        "section",
+        "metric",
+        "unit",
+        "vit-f8weight",
+        "vit-f8weight-b",
+        "vit-f8weight-b change %",
+        "note",
+        "metric_name",
+    ]
     by_key = {(r[0], r[1], r[2]): r[3:-1] for r in rows[1:]}
     names = {(r[0], r[1], r[2]): r[-1] for r in rows[1:]}
-    assert names[("kernel stages", "fused QKV projection", "cycles")] == \
-        "stage:fused QKV projection"
+    assert (
+        names[("kernel stages", "fused QKV projection", "cycles")] == "stage:fused QKV projection"
+    )
     assert names[("kernel stages, total", "all stages", "cycles")] == "stages:total"
     assert names[("device spans", "device span 2", "cycles")] == "device_span:2"
     assert names[("device spans", "device span 2", "ms at 1850 MHz")] == ""
     assert names[("QKV executions", "QKV executions", "count")] == "qkv_executions"
-    assert names[("allocated memory per tile", "allocated memory per tile, mean", "bytes")] \
+    assert (
+        names[("allocated memory per tile", "allocated memory per tile, mean", "bytes")]
         == "allocated_memory:mean"
-    assert names[("exchange code per tile", "exchange code per tile, min", "bytes")] \
+    )
+    assert (
+        names[("exchange code per tile", "exchange code per tile, min", "bytes")]
         == "exchange_memory:min"
+    )
     qkv = by_key[("kernel stages", "fused QKV projection", "cycles")]
     assert qkv[:2] == ["37277", "33541"] and qkv[3] == ""
     assert float(qkv[2]) == pytest.approx((33541 - 37277) * 100 / 37277, rel=1e-12)
     ms = by_key[("device spans", "device span 1", "ms at 1850 MHz")]
     assert float(ms[0]) == pytest.approx(15987664 / 1850e3) and ms[2] == ""
-    assert by_key[("exchange code per tile", "exchange code per tile, mean", "bytes")][:2] == \
-        ["15602.703804347826", "15990.5"]
-    name = "cs#_/visual/trunk/blocks/blocks.0/attn/qkv/MatMul/#/matmulGrouped/Conv_1/" \
-           "Convolve/ExchangePre"
-    assert by_key[("attention exchanges", name, "code bytes per tile, max")] == \
-        ["324", "292", "", ""]
-    assert by_key[("attention exchanges", name, "code bytes per tile, mean")] == \
-        ["171.89945652173913", "150.5", "", ""]
-    assert names[("attention exchanges", name, "code bytes per tile, max")] == \
-        "attention_exchange:" + name
+    assert by_key[("exchange code per tile", "exchange code per tile, mean", "bytes")][:2] == [
+        "15602.703804347826",
+        "15990.5",
+    ]
+    name = (
+        "cs#_/visual/trunk/blocks/blocks.0/attn/qkv/MatMul/#/matmulGrouped/Conv_1/"
+        "Convolve/ExchangePre"
+    )
+    assert by_key[("attention exchanges", name, "code bytes per tile, max")] == [
+        "324",
+        "292",
+        "",
+        "",
+    ]
+    assert by_key[("attention exchanges", name, "code bytes per tile, mean")] == [
+        "171.89945652173913",
+        "150.5",
+        "",
+        "",
+    ]
+    assert (
+        names[("attention exchanges", name, "code bytes per tile, max")]
+        == "attention_exchange:" + name
+    )
     assert names[("attention exchanges", name, "code bytes per tile, mean")] == ""
     notes = [r[-2] for r in rows[1:] if r[0] == "attention exchanges"]
     assert notes.count("unmatched") == 4 and notes.count("") == 32  # two rows each
@@ -246,8 +313,10 @@ def test_json_format():
     stages = {r["metric"]: r for r in data["rows"] if r["section"] == "kernel stages"}
     assert stages["MLP up"]["values"] == [48248, 41012]
     assert stages["MLP up"]["metric_name"] == "stage:MLP up"
-    assert [r["metric_name"] for r in data["rows"] if r["section"] == "device spans"] == \
-        ["device_span:1", "device_span:2"]
+    assert [r["metric_name"] for r in data["rows"] if r["section"] == "device spans"] == [
+        "device_span:1",
+        "device_span:2",
+    ]
     assert "budgets" not in data  # only with --budget
     assert stages["MLP up"]["change_percent"][0] is None
     assert stages["MLP up"]["change_percent"][1] == pytest.approx(-7236 * 100 / 48248)
@@ -257,7 +326,9 @@ def test_json_format():
     first = exchanges[0]
     assert first["metric_name"] == "attention_exchange:" + first["name"]
     assert [v["name"] for v in first["values"]] == [
-        load(A)["attention_exchanges"][0]["name"], load(B)["attention_exchanges"][0]["name"]]
+        load(A)["attention_exchanges"][0]["name"],
+        load(B)["attention_exchanges"][0]["name"],
+    ]
 
 
 def test_a_recording_without_pva_facts(tmp_path):
@@ -277,6 +348,7 @@ def test_a_recording_without_pva_facts(tmp_path):
 
 
 # ---- errors ------------------------------------------------------------------------
+
 
 def test_not_a_summary(tmp_path):
     (tmp_path / "x.json").write_text("not json at all")
@@ -317,14 +389,17 @@ def test_missing_inputs_and_empty_folders(tmp_path):
     assert "no summary.json" in one_line_error(compare(A, tmp_path / "empty"))
 
 
-@pytest.mark.parametrize("args, message", [
-    ([A], "two or more"),
-    ([A, B, "--label", "a", "--label", "b", "--label", "c"], "--label"),
-    ([A, B, "--label", "same", "--label", "same"], "same"),
-    ([A, B, "--clock-mhz", "0"], "--clock-mhz"),
-    ([A, B, "--clock-mhz", "-1850"], "--clock-mhz"),
-    ([A, B, "--chart", "out.png"], "SVG"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([A], "two or more"),
+        ([A, B, "--label", "a", "--label", "b", "--label", "c"], "--label"),
+        ([A, B, "--label", "same", "--label", "same"], "same"),
+        ([A, B, "--clock-mhz", "0"], "--clock-mhz"),
+        ([A, B, "--clock-mhz", "-1850"], "--clock-mhz"),
+        ([A, B, "--chart", "out.png"], "SVG"),
+    ],
+)
 def test_usage_errors(tmp_path, args, message):
     result = compare(*args, cwd=tmp_path)
     assert message in one_line_error(result, code=2)
@@ -345,19 +420,31 @@ def test_compare_is_listed_and_run_still_the_default(tmp_path):
 
 # ---- the chart ---------------------------------------------------------------------
 
+
 def parse_chart(path):
     root = ET.parse(str(path)).getroot()
     assert root.tag == SVG + "svg"
-    bars = [(r.get("data-stage"), r.get("data-recording"), int(r.get("data-cycles")),
-             float(r.get("x")), float(r.get("y")), float(r.get("width")),
-             float(r.get("height")), r.get("fill"))
-            for r in root.iter(SVG + "rect") if r.get("class") == "bar"]
+    bars = [
+        (
+            r.get("data-stage"),
+            r.get("data-recording"),
+            int(r.get("data-cycles")),
+            float(r.get("x")),
+            float(r.get("y")),
+            float(r.get("width")),
+            float(r.get("height")),
+            r.get("fill"),
+        )
+        for r in root.iter(SVG + "rect")
+        if r.get("class") == "bar"
+    ]
     return root, bars
 
 
 def texts(element, cls):
-    return ["".join(t.itertext()).strip() for t in element.iter(SVG + "text")
-            if t.get("class") == cls]
+    return [
+        "".join(t.itertext()).strip() for t in element.iter(SVG + "text") if t.get("class") == cls
+    ]
 
 
 def test_chart_of_the_two_fixture_recordings(tmp_path):
@@ -369,9 +456,11 @@ def test_chart_of_the_two_fixture_recordings(tmp_path):
 
     a, b = load(A), load(B)
     stages = [k["stage"] for k in a["kernels"]]
-    expected = [(k["stage"], label, k["cycles"])
-                for ka, kb in zip(a["kernels"], b["kernels"])
-                for label, k in (("vit-f8weight", ka), ("vit-f8weight-b", kb))]
+    expected = [
+        (k["stage"], label, k["cycles"])
+        for ka, kb in zip(a["kernels"], b["kernels"])
+        for label, k in (("vit-f8weight", ka), ("vit-f8weight-b", kb))
+    ]
     assert [bar[:3] for bar in bars] == expected  # grouped: stage by stage, A then B
 
     # Heights proportional to cycles; all bars stand on the same baseline.
@@ -380,8 +469,10 @@ def test_chart_of_the_two_fixture_recordings(tmp_path):
         assert height == pytest.approx(cycles * scale, rel=1e-3)
         assert y + height == pytest.approx(bars[0][4] + bars[0][6], abs=0.01)
     # One colour per recording, the same in every group.
-    colours = {label: {bar[7] for bar in bars if bar[1] == label}
-               for label in ("vit-f8weight", "vit-f8weight-b")}
+    colours = {
+        label: {bar[7] for bar in bars if bar[1] == label}
+        for label in ("vit-f8weight", "vit-f8weight-b")
+    }
     assert all(len(c) == 1 for c in colours.values())
     assert colours["vit-f8weight"] != colours["vit-f8weight-b"]
     # Groups left to right in stage order, bars not overlapping.

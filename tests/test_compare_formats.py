@@ -15,8 +15,10 @@ from extractor.compare.formats import FORMATS
 from support.cli import invoke_extract
 from support.paths import FIXTURES
 
-RECORDINGS = (FIXTURES / "vit-f8weight" / "expected.json",
-              FIXTURES / "vit-f8weight-b" / "expected.json")
+RECORDINGS = (
+    FIXTURES / "vit-f8weight" / "expected.json",
+    FIXTURES / "vit-f8weight-b" / "expected.json",
+)
 # A non-ASCII label and one that markdown must escape (`|`), with a plain one.
 LABELS = ("baseline", "fp8 \u00e9t\u00e9", "no|pva")
 
@@ -26,8 +28,9 @@ def _markdown_table(text: str, labels) -> list:
     rows = []
     for line in text.splitlines():
         assert line.startswith("|") and line.endswith("|"), line
-        rows.append([cell.strip().replace("\\|", "|")
-                     for cell in re.split(r"(?<!\\)\|", line)[1:-1]])
+        rows.append(
+            [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+        )
     assert {len(row) for row in rows} == {2 + len(labels)}, rows
     return rows
 
@@ -69,8 +72,11 @@ def recordings(tmp_path_factory) -> list:
 
 
 def _stages(paths) -> set:
-    return {kernel["stage"] for path in paths
-            for kernel in json.loads(Path(path).read_text(encoding="utf-8"))["kernels"]}
+    return {
+        kernel["stage"]
+        for path in paths
+        for kernel in json.loads(Path(path).read_text(encoding="utf-8"))["kernels"]
+    }
 
 
 def test_there_are_formats_and_the_cli_offers_exactly_them():

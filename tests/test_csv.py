@@ -22,8 +22,18 @@ sys.path.insert(0, str(FIXTURES))
 import generate
 
 # The spec's column order, typed out here rather than imported.
-COLUMNS = ["step", "kind", "stage", "name", "cycles", "active_tiles", "start", "end",
-           "max_exchange_code_bytes", "vertices"]
+COLUMNS = [
+    "step",
+    "kind",
+    "stage",
+    "name",
+    "cycles",
+    "active_tiles",
+    "start",
+    "end",
+    "max_exchange_code_bytes",
+    "vertices",
+]
 KERNEL = re.compile(r"/Convolve$")
 ANCHOR = re.compile(r"/attn/qkv/")
 
@@ -68,8 +78,10 @@ def anchors(rows):
 def extract_golden_with_csv(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    profile = copy_case(GOLDEN / "poprt" / "profile_logs_f8weight" / "inference",
-                        tmp_path / "poprt" / "profile_logs_f8weight" / "inference")
+    profile = copy_case(
+        GOLDEN / "poprt" / "profile_logs_f8weight" / "inference",
+        tmp_path / "poprt" / "profile_logs_f8weight" / "inference",
+    )
     result = invoke_extract(GOLDEN_PROFILE_ARG, "-o", "out/summary.json", "--csv", cwd=work)
     assert result.code == 0, result
     return profile, work / "out"
@@ -79,8 +91,7 @@ def test_golden_step_tables(tmp_path):
     profile, out = extract_golden_with_csv(tmp_path)
     # The summary is the same, byte for byte, as without --csv.
     assert (out / "summary.json").read_bytes() == (GOLDEN / "expected.json").read_bytes()
-    assert sorted(p.name for p in out.iterdir()) == ["first-body.csv", "steps.csv",
-                                                     "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["first-body.csv", "steps.csv", "summary.json"]
 
     header, steps = read_csv(out / "steps.csv")
     assert header == COLUMNS
@@ -113,8 +124,9 @@ def test_golden_step_tables(tmp_path):
 
 def test_no_pva_leaves_the_pva_columns_empty(tmp_path):
     profile = copy_case(EDGE / "name-rules", tmp_path / "case")
-    result = invoke_extract(profile, "-o", tmp_path / "out" / "s.json", "--csv", "--no-pva",
-                            pva=False)
+    result = invoke_extract(
+        profile, "-o", tmp_path / "out" / "s.json", "--csv", "--no-pva", pva=False
+    )
     assert result.code == 0, result
     _, steps = read_csv(tmp_path / "out" / "steps.csv")
     assert len(steps) == len(sql_step_rows(profile)) == 11
@@ -131,8 +143,10 @@ def test_pva_columns_on_an_edge_case(tmp_path):
     by_step = {row[0]: row for row in steps}
     assert by_step["6"][8] == "40" and by_step["6"][9] == ""
     assert by_step["3"][8] == "12"  # program 30: [8, 0, 4, 12]
-    assert by_step["8"][9] == ("poplin::ConvPartial1x1Out<half,half,true,false,16,4,false>; "
-                               "poplin::Transpose2d<half>; popops::Zero<half>")
+    assert by_step["8"][9] == (
+        "poplin::ConvPartial1x1Out<half,half,true,false,16,4,false>; "
+        "poplin::Transpose2d<half>; popops::Zero<half>"
+    )
     assert by_step["5"][2] == "PV"
     assert by_step["5"][3] == "/m/blocks/blocks.0/attn/MatMul_1/Convolve"
     # The first body: steps 4 (first anchor) to 8 (the second anchor is step 9).
@@ -213,10 +227,11 @@ def test_a_failure_leaves_no_table_and_keeps_earlier_ones(tmp_path):
     assert result.code == 1, result
     assert result.stderr.startswith("extract: error: ") and result.stderr.count("\n") == 1
     assert "program 32" in result.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["first-body.csv", "steps.csv",
-                                                     "summary.json"]
-    assert all((out / n).read_text() == "earlier\n" for n in ("steps.csv", "first-body.csv",
-                                                              "summary.json"))
+    assert sorted(p.name for p in out.iterdir()) == ["first-body.csv", "steps.csv", "summary.json"]
+    assert all(
+        (out / n).read_text() == "earlier\n"
+        for n in ("steps.csv", "first-body.csv", "summary.json")
+    )
 
 
 def batch_tree(tmp_path):
@@ -240,8 +255,10 @@ def test_batch_writes_tables_beside_each_summary_and_tracks_them(tmp_path):
     result = invoke_extract(inputs, "-o", out, "-j", "2", "--csv")
     assert result.code == 0, result
     assert counts(result) == "2 extracted, 0 up to date, 0 failed"
-    for folder, profile in ((out / "a", inputs / "a" / "profile.pop"),
-                            (out / "b" / "c", inputs / "b" / "c" / "profile.pop")):
+    for folder, profile in (
+        (out / "a", inputs / "a" / "profile.pop"),
+        (out / "b" / "c", inputs / "b" / "c" / "profile.pop"),
+    ):
         _, steps = read_csv(folder / "steps.csv")
         assert len(steps) == len(sql_step_rows(profile))
         assert (folder / "first-body.csv").exists()
@@ -265,6 +282,7 @@ def test_batch_writes_tables_beside_each_summary_and_tracks_them(tmp_path):
 
 
 # ---- streaming ---------------------------------------------------------------------
+
 
 def _peak_memory(profile: Path, out: Path) -> int:
     """tracemalloc's peak while extracting `profile` with its step tables, in-process."""

@@ -36,8 +36,10 @@ def _shown(path: Path) -> str:
 
 # [text](target) and ![alt](target); the target ends at the first space or `)`
 # (a title, `[a](b "t")`, is allowed). Reference-style links are not used here.
-_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*(?:<([^>\n]+)>|([^)\s]+))"
-                   r"(?:\s+\"[^\"]*\")?\s*\)")
+_LINK = re.compile(
+    r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*(?:<([^>\n]+)>|([^)\s]+))"
+    r"(?:\s+\"[^\"]*\")?\s*\)"
+)
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 
@@ -106,22 +108,31 @@ def heading_anchors(path: Path) -> set:
 
 
 def test_the_slug_rule_is_githubs():
-    assert github_slug("What compare, table and report trust") == \
-        "what-compare-table-and-report-trust"
+    assert (
+        github_slug("What compare, table and report trust") == "what-compare-table-and-report-trust"
+    )
     assert github_slug("Without the SDK: `--no-pva`") == "without-the-sdk---no-pva"
-    assert github_slug("`extract` and `extract run`: summarise profiles") == \
-        "extract-and-extract-run-summarise-profiles"
-    assert github_slug("Odd data that still gives a summary (exit 0)") == \
-        "odd-data-that-still-gives-a-summary-exit-0"
-    assert github_slug("The step tables: `steps.csv` and `first-body.csv`") == \
-        "the-step-tables-stepscsv-and-first-bodycsv"
+    assert (
+        github_slug("`extract` and `extract run`: summarise profiles")
+        == "extract-and-extract-run-summarise-profiles"
+    )
+    assert (
+        github_slug("Odd data that still gives a summary (exit 0)")
+        == "odd-data-that-still-gives-a-summary-exit-0"
+    )
+    assert (
+        github_slug("The step tables: `steps.csv` and `first-body.csv`")
+        == "the-step-tables-stepscsv-and-first-bodycsv"
+    )
 
 
 def test_the_link_finder_finds_links_and_skips_code(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("See [a](a.md), ![pic](img/p.png) and [b](b.md#x \"title\").\n"
-                    "`[not](code.md)`\n```\n[nor](fenced.md)\n```\n[c](<c d.md>)\n",
-                    encoding="utf-8")
+    page.write_text(
+        'See [a](a.md), ![pic](img/p.png) and [b](b.md#x "title").\n'
+        "`[not](code.md)`\n```\n[nor](fenced.md)\n```\n[c](<c d.md>)\n",
+        encoding="utf-8",
+    )
     assert [target for _, target in links(page)] == ["a.md", "img/p.png", "b.md#x", "c d.md"]
 
 
@@ -156,21 +167,29 @@ def test_every_link_resolves_inside_the_repository(page):
 @pytest.mark.parametrize("page", markdown_files(), ids=_shown)
 def test_no_page_names_a_specification_outside_the_repository(page):
     text = page.read_text(encoding="utf-8")
-    for outside in ("../shared", "shared/docs", "summary-spec.md", "blocks-spec.md",
-                    "budget-spec.md"):
+    for outside in (
+        "../shared",
+        "shared/docs",
+        "summary-spec.md",
+        "blocks-spec.md",
+        "budget-spec.md",
+    ):
         assert outside not in text, "{} names {}".format(_shown(page), outside)
     tracker = re.search(r"\b(issue|item)s? \d+", text, re.I)
     assert tracker is None, "{}: {!r}: a tracker number a reader cannot follow".format(
-        _shown(page), tracker.group(0))
+        _shown(page), tracker.group(0)
+    )
 
 
 def test_the_readme_is_short():
     lines = (REPO / "README.md").read_text(encoding="utf-8").count("\n")
-    assert lines <= README_LIMIT, "README.md has {} lines: at most {} (move detail to " \
-        "docs/)".format(lines, README_LIMIT)
+    assert lines <= README_LIMIT, (
+        "README.md has {} lines: at most {} (move detail to docs/)".format(lines, README_LIMIT)
+    )
 
 
 # ---- help against the pages ---------------------------------------------------------
+
 
 def _commands() -> list:
     from extractor.cli import app
@@ -248,17 +267,20 @@ def test_every_option_help_lists_is_on_the_commands_page(command):
     options = listed_options(text)
     declared = declared_options(command)
     assert declared <= options, "extract {} --help does not list {}".format(
-        command, ", ".join(sorted(declared - options)))
+        command, ", ".join(sorted(declared - options))
+    )
     page = COMMANDS / "{}.md".format(command)
     content = page.read_text(encoding="utf-8")
     missing = sorted(o for o in options if not mentions(content, o))
     assert not missing, "{} does not mention {} (listed by extract {} --help)".format(
-        _shown(page), ", ".join(missing), command)
+        _shown(page), ", ".join(missing), command
+    )
 
 
 def test_each_command_page_links_the_bad_input_page():
     for command in _commands():
         page = COMMANDS / "{}.md".format(command)
         targets = [target for _, target in links(page)]
-        assert any(t.split("#")[0] == "../errors.md" for t in targets), \
+        assert any(t.split("#")[0] == "../errors.md" for t in targets), (
             "{} does not link ../errors.md".format(_shown(page))
+        )

@@ -23,9 +23,20 @@ from support.cases import copy_case, generator, golden_case_folder
 from support.cli import invoke_extract, pva_double
 from support.paths import EDGE, GOLDEN
 
-CHECKS = ["pva", "report_opens", "versions", "program_ids_unique", "program_counts",
-          "step_programs", "step_compute_sets", "compute_set_names", "code_bytes",
-          "compute_sets_access", "steps_by_ipu_rows", "vars_info"]
+CHECKS = [
+    "pva",
+    "report_opens",
+    "versions",
+    "program_ids_unique",
+    "program_counts",
+    "step_programs",
+    "step_compute_sets",
+    "compute_set_names",
+    "code_bytes",
+    "compute_sets_access",
+    "steps_by_ipu_rows",
+    "vars_info",
+]
 PVA_CHECKS = CHECKS[1:10]
 FIXTURE_FOLDERS = {"vit-f8weight": golden_case_folder()}
 FIXTURE_FOLDERS.update({p.name: p for p in sorted(EDGE.iterdir()) if (p / "profile.pop").exists()})
@@ -55,6 +66,7 @@ def summary_bytes(summary: dict) -> bytes:
 
 # ---- every committed fixture ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", sorted(FIXTURE_FOLDERS))
 def test_doctor_on_every_committed_fixture(name):
     code, answer, stderr = doctor(FIXTURE_FOLDERS[name] / "profile.pop")
@@ -66,8 +78,7 @@ def test_doctor_on_every_committed_fixture(name):
         # 1,472 tiles) on a 4-tile target: the one array of another length than the tile
         # count, which extract reads as max and mean of what pva gives.
         expected["code_bytes"] = "warn"
-        assert check(answer, "code_bytes")["data"]["other_length"] == [
-            {"id": 30, "entries": 11776}]
+        assert check(answer, "code_bytes")["data"]["other_length"] == [{"id": 30, "entries": 11776}]
     assert statuses(answer) == expected
     assert answer["ok"] is True
 
@@ -92,17 +103,21 @@ def test_doctor_counts_the_fixtures_own_numbers():
     assert code == 0
     assert check(answer, "program_counts")["data"] == {
         "sql": {"programs": 13, "smallest_id": 20, "largest_id": 40},
-        "pva": {"programs": 13, "smallest_id": 20, "largest_id": 40}}
+        "pva": {"programs": 13, "smallest_id": 20, "largest_id": 40},
+    }
     assert check(answer, "step_programs")["data"]["programs"] == 11
     assert check(answer, "step_compute_sets")["data"]["pairs"] == 4
-    assert check(answer, "steps_by_ipu_rows")["data"] == {"rows_per_step": {"2": 11},
-                                                          "ipus": 2}
+    assert check(answer, "steps_by_ipu_rows")["data"] == {"rows_per_step": {"2": 11}, "ipus": 2}
     assert check(answer, "vars_info")["data"] == {
-        "rows": 12, "tiles_with_rows": 8, "internal_exchange_code_rows": 6,
-        "target_tiles": 8}
+        "rows": 12,
+        "tiles_with_rows": 8,
+        "internal_exchange_code_rows": 6,
+        "target_tiles": 8,
+    }
 
 
 # ---- mismatch fixtures -----------------------------------------------------------------------
+
 
 def mismatch_case(folder: Path, program_shift=0, compute_set_shift=0) -> Path:
     spec, _ = generate.edge_cases()["one-anchor"]
@@ -123,8 +138,11 @@ def test_shifted_program_ids_fail_the_program_check(tmp_path):
     assert found["compute_set_names"] == "ok"  # compute sets are not shifted
     # By hand: SQL's program 31 is "OnTileExecute_cs1"; pva's id 31 is SQL's 30.
     renamed = check(answer, "step_programs")["data"]["renamed"]
-    assert {"id": 31, "sql": "OnTileExecute_cs1",
-            "pva": "cs1_/m/blocks/blocks.0/attn/qkv/Convolve/ExchangePre"} in renamed
+    assert {
+        "id": 31,
+        "sql": "OnTileExecute_cs1",
+        "pva": "cs1_/m/blocks/blocks.0/attn/qkv/Convolve/ExchangePre",
+    } in renamed
     text = invoke_extract("doctor", profile)
     assert text.code == 1 and "FAIL  step_programs" in text.stdout.decode()
 
@@ -136,7 +154,8 @@ def test_shifted_program_ids_fail_the_program_check(tmp_path):
         "extract: error: {}: program 31 is 'OnTileExecute_cs1' in the profile's tables but "
         "'cs1_/m/blocks/blocks.0/attn/qkv/Convolve/ExchangePre' in PopVision's report: "
         "pva's program ids do not match the profile's, so its facts would be another "
-        "program's (extract doctor PROFILE checks them all)\n".format(profile))
+        "program's (extract doctor PROFILE checks them all)\n".format(profile)
+    )
     assert not (tmp_path / "summary.json").exists()
     # Without pva the SQL facts are still right.
     assert invoke_extract(profile, "--no-pva", pva=False).code == 0
@@ -152,8 +171,11 @@ def test_shifted_compute_set_indices_fail_the_compute_set_checks(tmp_path):
     assert found["step_programs"] == "ok" and found["program_counts"] == "ok"
     # By hand: SQL's compute set 1 is the QKV projection; pva's index 1 is SQL's 2.
     wrong = check(answer, "compute_set_names")["data"]["wrong"]
-    assert {"id": 1, "sql": "/m/blocks/blocks.0/attn/qkv/Convolve",
-            "pva": "/m/blocks/blocks.0/attn/Softmax/Exp"} in wrong
+    assert {
+        "id": 1,
+        "sql": "/m/blocks/blocks.0/attn/qkv/Convolve",
+        "pva": "/m/blocks/blocks.0/attn/Softmax/Exp",
+    } in wrong
     assert len(wrong) == 5  # 1, 2, 3, 5, 6 all name their neighbours (or nothing)
 
     result = invoke_extract(profile, "-o", tmp_path / "summary.json")
@@ -162,21 +184,25 @@ def test_shifted_compute_set_indices_fail_the_compute_set_checks(tmp_path):
         "extract: error: {}: compute set 1 is '/m/blocks/blocks.0/attn/qkv/Convolve' in the "
         "profile's tables but '/m/blocks/blocks.0/attn/Softmax/Exp' in PopVision's report: "
         "pva's compute set indices do not match the profile's, so its facts would be "
-        "another compute set's (extract doctor PROFILE checks them all)\n".format(profile))
+        "another compute set's (extract doctor PROFILE checks them all)\n".format(profile)
+    )
     assert not (tmp_path / "summary.json").exists()
 
 
 def test_the_knobs_leave_sql_as_it_was(tmp_path):
     # The mismatch is pva's side only: the profile.pop files are the same tables.
     import sqlite3
+
     plain = mismatch_case(tmp_path / "plain")
     shifted = mismatch_case(tmp_path / "shifted", program_shift=1, compute_set_shift=-1)
 
     def dump(path):
         db = sqlite3.connect("file:{}?mode=ro".format(path), uri=True)
         try:
-            return [db.execute("SELECT * FROM {} ORDER BY rowid".format(t)).fetchall()
-                    for t in ("programs", "compute_sets", "steps", "steps_by_ipu")]
+            return [
+                db.execute("SELECT * FROM {} ORDER BY rowid".format(t)).fetchall()
+                for t in ("programs", "compute_sets", "steps", "steps_by_ipu")
+            ]
         finally:
             db.close()
 
@@ -185,6 +211,7 @@ def test_the_knobs_leave_sql_as_it_was(tmp_path):
 
 
 # ---- without pva, bad input, the JSON -------------------------------------------------------
+
 
 def test_without_pva_the_sql_checks_run_and_the_rest_are_skipped():
     code, answer, stderr = doctor(golden_case_folder() / "profile.pop", pva=False)
@@ -196,15 +223,20 @@ def test_without_pva_the_sql_checks_run_and_the_rest_are_skipped():
         assert found[name] == "skipped", name
         assert check(answer, name)["detail"] == "pva is not importable"
     assert found["steps_by_ipu_rows"] == "ok" and found["vars_info"] == "ok"
-    assert "IPU count is unknown (pva is not available)" in check(
-        answer, "steps_by_ipu_rows")["detail"]
+    assert (
+        "IPU count is unknown (pva is not available)"
+        in check(answer, "steps_by_ipu_rows")["detail"]
+    )
     assert answer["counts"] == {"ok": 2, "warn": 1, "fail": 0, "skipped": 9}
 
 
-@pytest.mark.parametrize("damage, problem", [
-    (lambda p: p.write_bytes(b"step,cycles\n1,40\n" * 20), "not an SQLite database"),
-    (lambda p: p.unlink(), "no such file"),
-])
+@pytest.mark.parametrize(
+    "damage, problem",
+    [
+        (lambda p: p.write_bytes(b"step,cycles\n1,40\n" * 20), "not an SQLite database"),
+        (lambda p: p.unlink(), "no such file"),
+    ],
+)
 def test_a_bad_profile_is_one_line(tmp_path, damage, problem):
     profile = copy_case(EDGE / "one-anchor", tmp_path / "bad")
     damage(profile)
@@ -225,6 +257,7 @@ def test_json_shape():
     assert answer["format"] == "extract-doctor/1"
     assert answer["profile"] == str(EDGE / "one-anchor" / "profile.pop")
     from extractor import __version__
+
     assert answer["tool_version"] == __version__
     assert list(answer["counts"]) == ["ok", "warn", "fail", "skipped"]
     assert [c["name"] for c in answer["checks"]] == CHECKS
@@ -237,6 +270,7 @@ def test_json_shape():
 
 
 # ---- hardening -------------------------------------------------------------------------------
+
 
 def _edit_double(folder: Path, change) -> None:
     path = folder / "pva-double.json"
@@ -268,6 +302,7 @@ def test_programs_and_compute_sets_are_read_once_from_a_live_report(tmp_path):
     # and kills a report's parts once the report is collected.
     pva = pva_double()
     from extractor import summarize
+
     profile = copy_case(golden_case_folder(), tmp_path / "golden")
     pva.reset_access_counts()
     summary = summarize(profile, pva=pva, profile_label="x").summary
@@ -281,9 +316,13 @@ def test_programs_and_compute_sets_are_read_once_from_a_live_report(tmp_path):
 def test_the_stand_in_is_as_strict_as_pybind11(tmp_path):
     pva = pva_double()
     profile = EDGE / "one-anchor" / "profile.pop"
-    for args, kwargs in [((profile,), {}), ((str(profile).encode(),), {}),
-                         ((str(profile),), {"debug_cbor": "debug.cbor"}), ((), {}),
-                         ((str(profile), "a", "b"), {})]:
+    for args, kwargs in [
+        ((profile,), {}),
+        ((str(profile).encode(),), {}),
+        ((str(profile),), {"debug_cbor": "debug.cbor"}),
+        ((), {}),
+        ((str(profile), "a", "b"), {}),
+    ]:
         with pytest.raises(TypeError, match=r"^openReport\(\): incompatible function "):
             pva.openReport(*args, **kwargs)
     report = pva.openReport(str(profile), "debug.cbor")
@@ -306,10 +345,10 @@ def test_empty_vars_info_is_a_one_line_warning(tmp_path):
     assert result.stderr == (
         "extract: warning: {}: vars_info is empty: the profile was probably made without "
         "autoReport.outputLoweredVars (set it to true with autoReport.all), so "
-        "exchange_memory_per_tile's min, avg and max are null\n".format(profile))
+        "exchange_memory_per_tile's min, avg and max are null\n".format(profile)
+    )
     summary = json.loads((tmp_path / "summary.json").read_text(encoding="ascii"))
-    assert summary["exchange_memory_per_tile"] == {"min(b)": None, "avg(b)": None,
-                                                   "max(b)": None}
+    assert summary["exchange_memory_per_tile"] == {"min(b)": None, "avg(b)": None, "max(b)": None}
     code, answer, _ = doctor(profile)
     assert code == 0
     entry = check(answer, "vars_info")
@@ -318,14 +357,17 @@ def test_empty_vars_info_is_a_one_line_warning(tmp_path):
 
 def test_missing_vars_info_names_outputloweredvars(tmp_path):
     import sqlite3
+
     profile = copy_case(EDGE / "one-anchor", tmp_path / "no-vars-table")
     db = sqlite3.connect(str(profile))
     db.execute("DROP TABLE vars_info")
     db.commit()
     db.close()
-    line = ("extract: error: {}: no table 'vars_info': not a PopVision profile, or an unknown "
-            "version (or one made without autoReport.outputLoweredVars, which writes the "
-            "per-tile variables: profile again with it set to true)\n".format(profile))
+    line = (
+        "extract: error: {}: no table 'vars_info': not a PopVision profile, or an unknown "
+        "version (or one made without autoReport.outputLoweredVars, which writes the "
+        "per-tile variables: profile again with it set to true)\n".format(profile)
+    )
     for args in (["doctor", profile], [profile, "-o", tmp_path / "summary.json"]):
         result = invoke_extract(*args)
         assert (result.code, result.stderr) == (1, line)
@@ -352,6 +394,7 @@ def test_a_report_pva_cannot_open_fails_and_skips_the_rest(tmp_path):
     found = statuses(answer)
     assert found["pva"] == "ok" and found["report_opens"] == "fail"
     assert check(answer, "report_opens")["detail"] == (
-        "pva could not open the report: bad magic in 'programs'")
+        "pva could not open the report: bad magic in 'programs'"
+    )
     assert all(found[name] == "skipped" for name in PVA_CHECKS[1:])
     assert found["steps_by_ipu_rows"] == "ok" and found["vars_info"] == "ok"

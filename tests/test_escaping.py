@@ -48,12 +48,14 @@ RLO = "\u202eevil"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # What a terminal must never be sent raw (the line breaks between lines aside).
 NOT_FOR_TERMINALS = re.compile(
-    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 # What XML 1.0 cannot hold.
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 # ---- helpers -----------------------------------------------------------------------
+
 
 def summary_in(folder: Path, change=None) -> Path:
     """The golden summary, changed by `change(data)`, as `folder`/summary.json."""
@@ -143,6 +145,7 @@ def _formula_recordings(tmp_path):
         data["kernels"][1]["cycles"] -= 1000  # a fall: a negative change, a number
         data["attention_exchanges"][0]["name"] = "=cmd|' /C calc'!A0"
         data["attention_exchanges"][1]["name"] = "-cs1_/x"
+
     return [summary_in(tmp_path / folder, change) for folder in FORMULA_FOLDERS]
 
 
@@ -191,8 +194,7 @@ def _profile_with_names(tmp_path, prefix: str) -> Path:
 def test_step_tables_text_cells_are_never_formulas(tmp_path):
     profile = _profile_with_names(tmp_path, FORMULA)
     out = tmp_path / "out"
-    result = invoke_extract(profile, "-o", out / "summary.json", "--csv", "--no-pva",
-                            pva=False)
+    result = invoke_extract(profile, "-o", out / "summary.json", "--csv", "--no-pva", pva=False)
     assert result.code == 0, result
     for name in ("steps.csv", "first-body.csv"):
         rows = csv_rows((out / name).read_bytes())
@@ -219,7 +221,8 @@ def test_step_tables_vertex_names_are_never_formulas(tmp_path):
     assert rows[0][9] == "vertices"
     assert_no_formula(rows)
     assert "'@poplin::ConvPartial1x1Out<half,half,true,false,16,4,false>" in {
-        row[9] for row in rows}
+        row[9] for row in rows
+    }
 
 
 def _rules(tmp_path, labels: dict) -> Path:
@@ -235,10 +238,10 @@ def _rules(tmp_path, labels: dict) -> Path:
 
 
 def test_blocks_csv_header_labels_are_never_formulas(tmp_path):
-    rules = _rules(tmp_path, {"fused QKV projection": FORMULA, "MLP up": "-up",
-                              "PV": "@pv"})
-    result = invoke_extract("blocks", EDGE / "multi-ipu" / "profile.pop", "--rules", rules,
-                            "-f", "csv", pva=False)
+    rules = _rules(tmp_path, {"fused QKV projection": FORMULA, "MLP up": "-up", "PV": "@pv"})
+    result = invoke_extract(
+        "blocks", EDGE / "multi-ipu" / "profile.pop", "--rules", rules, "-f", "csv", pva=False
+    )
     assert result.code == 0, result
     rows = csv_rows(result.stdout)
     assert_no_formula(rows)
@@ -248,8 +251,14 @@ def test_blocks_csv_header_labels_are_never_formulas(tmp_path):
 # ---- markdown ---------------------------------------------------------------------
 
 MARKDOWN_FOLDERS = ["a|b", "line\nbreak", IMG, "x" + ESC, RLO, "ctl\x01", "\\|", "x_"]
-STAGES = ["st|age", "[x](http://x.example/)", "<b>bold</b>\n| fake | row |", "*em* _em_ `c`",
-          "a\\", "a\u2028b"]
+STAGES = [
+    "st|age",
+    "[x](http://x.example/)",
+    "<b>bold</b>\n| fake | row |",
+    "*em* _em_ `c`",
+    "a\\",
+    "a\u2028b",
+]
 EXCHANGES = ["cs1_/a|b`c\n" + IMG, "\x1b[2J/x", "``/y|"]
 
 
@@ -259,6 +268,7 @@ def _markdown_recordings(tmp_path):
             kernel["stage"] = stage
         for exchange, name in zip(data["attention_exchanges"], EXCHANGES):
             exchange["name"] = name
+
     return [summary_in(tmp_path / folder, change) for folder in MARKDOWN_FOLDERS]
 
 
@@ -287,7 +297,8 @@ def test_compare_markdown_rows_stay_rows_and_names_stay_text(tmp_path):
     # Rendered, each name reads as itself, its controls as visible escapes; no markup
     # but the exchanges' code spans.
     assert [cell_text(c) for c in rows[0]] == ["", "unit"] + [
-        terminal_text(folder) for folder in MARKDOWN_FOLDERS]
+        terminal_text(folder) for folder in MARKDOWN_FOLDERS
+    ]
     for row in rows:
         for cell in row:
             assert set(cell.kinds) <= {"text", "code_inline"}, cell.kinds
@@ -295,20 +306,25 @@ def test_compare_markdown_rows_stay_rows_and_names_stay_text(tmp_path):
     for stage in STAGES:
         assert "stage: " + terminal_text(stage) in first_cells
     codes = [code for row in rows for code in row[0].codes]
-    assert codes[:len(EXCHANGES)] == [terminal_text(name.replace("cs1_", "cs#_"))
-                                      for name in EXCHANGES]
+    assert codes[: len(EXCHANGES)] == [
+        terminal_text(name.replace("cs1_", "cs#_")) for name in EXCHANGES
+    ]
 
 
 def test_blocks_markdown_rows_stay_rows_and_labels_stay_text(tmp_path):
-    hostile = {"fused QKV projection": "a|b<img src=x onerror=alert(1)>\n| x |",
-               "MLP up": "**total**\x1b[31m\u202e"}
+    hostile = {
+        "fused QKV projection": "a|b<img src=x onerror=alert(1)>\n| x |",
+        "MLP up": "**total**\x1b[31m\u202e",
+    }
     rules = _rules(tmp_path, hostile)
-    result = invoke_extract("blocks", EDGE / "multi-ipu" / "profile.pop", "--rules", rules,
-                            "-f", "markdown", pva=False)
+    result = invoke_extract(
+        "blocks", EDGE / "multi-ipu" / "profile.pop", "--rules", rules, "-f", "markdown", pva=False
+    )
     assert result.code == 0, result
     rows = assert_markdown_table(result.stdout.decode("utf-8"), 9)
     assert [cell_text(row[0]) for row in rows[1:]] == [
-        terminal_text(label) for label in hostile.values()] + ["total"]
+        terminal_text(label) for label in hostile.values()
+    ] + ["total"]
     # The total's bold is the table's own; a label's stars are text.
     assert "strong_open" in rows[-1][0].kinds
     assert all(set(row[0].kinds) == {"text"} for row in rows[1:-1])
@@ -316,15 +332,24 @@ def test_blocks_markdown_rows_stay_rows_and_labels_stay_text(tmp_path):
 
 def test_ordinary_markdown_is_unchanged():
     # The README's example lines, and an exchange name with `_` and `#`, as before.
-    result = invoke_extract("blocks", "fixtures/edge/multi-ipu/profile.pop", "-f",
-                            "markdown", cwd=REPO, pva=False)
+    result = invoke_extract(
+        "blocks", "fixtures/edge/multi-ipu/profile.pop", "-f", "markdown", cwd=REPO, pva=False
+    )
     assert result.stdout.decode("utf-8").splitlines()[2] == (
         "| fused QKV projection | 2 | 510 | 530.0 | 530.0 | 550 | 20.0 | run 1, block 0 "
-        "| run 1, block 1 |")
+        "| run 1, block 1 |"
+    )
     name = "cs#_/visual/trunk/blocks/blocks.0/attn/Mul_1/#/Op/Multiply/ExchangePre"
     assert markdown_code(name) == "`{}`".format(name)
-    for label in ("score layout / softmax", "Q/K scaling or conversion", "MLP up",
-                  "vit-f8weight", "profile_logs_f8weight", "fp8 w", "stage: PV"):
+    for label in (
+        "score layout / softmax",
+        "Q/K scaling or conversion",
+        "MLP up",
+        "vit-f8weight",
+        "profile_logs_f8weight",
+        "fp8 w",
+        "stage: PV",
+    ):
         assert markdown_cell(label) == label
 
 
@@ -338,16 +363,19 @@ def _xml_recordings(tmp_path, worse=False):
     """A baseline and one recording per XML_FOLDERS name, with XML_STAGES as stage labels
     and an exchange named with characters XML cannot hold; `worse`: the recordings have
     more cycles and code bytes than the baseline (their budget checks fail)."""
+
     def change(data, more):
         for kernel, stage in zip(data["kernels"], XML_STAGES):
             kernel["stage"] = stage
             kernel["cycles"] += more * 100000
         data["attention_exchanges"][0]["name"] = "cs1_/\x02x\ufffe<y>&"
         data["attention_exchanges"][0]["maximum"] += more * 1000
+
     more = 1 if worse else 0
     base = summary_in(tmp_path / "base", lambda data: change(data, 0))
-    return [base] + [summary_in(tmp_path / folder, lambda data: change(data, more))
-                     for folder in XML_FOLDERS]
+    return [base] + [
+        summary_in(tmp_path / folder, lambda data: change(data, more)) for folder in XML_FOLDERS
+    ]
 
 
 def shown_in_xml(text: str) -> str:
@@ -367,20 +395,22 @@ def test_chart_is_xml_whatever_the_labels(tmp_path):
     legend = [g for g in root.iter(SVG + "g") if g.get("class") == "legend-entry"]
     assert [g.get("data-recording") for g in legend] == [shown_in_xml(x) for x in labels]
     assert ["".join(g.find(SVG + "text").itertext()) for g in legend] == [
-        shown_in_xml(x) for x in labels]
-    stages = {r.get("data-stage") for r in root.iter(SVG + "rect")
-              if r.get("class") == "bar"}
+        shown_in_xml(x) for x in labels
+    ]
+    stages = {r.get("data-stage") for r in root.iter(SVG + "rect") if r.get("class") == "bar"}
     assert {shown_in_xml(s) for s in XML_STAGES} <= stages
-    assert not [e for e in root.iter() if e.tag in (SVG + "img", SVG + "g") and
-                e.get("onload")]  # the names are text, never elements
+    assert not [
+        e for e in root.iter() if e.tag in (SVG + "img", SVG + "g") and e.get("onload")
+    ]  # the names are text, never elements
 
 
 def test_junit_is_xml_whatever_the_names(tmp_path):
     budget = tmp_path / "budget.toml"
     budget.write_text('[budgets]\n"stage:*" = "+1%"\n"attention_exchange:*" = "+1%"\n')
     report = tmp_path / "r.xml"
-    result = invoke_extract("compare", *_xml_recordings(tmp_path, worse=True), "--budget",
-                            budget, "--junit", report)
+    result = invoke_extract(
+        "compare", *_xml_recordings(tmp_path, worse=True), "--budget", budget, "--junit", report
+    )
     assert result.code == 3, result
     raw = report.read_bytes().decode("utf-8")
     assert NOT_XML.search(raw) is None
@@ -398,6 +428,7 @@ def test_junit_is_xml_whatever_the_names(tmp_path):
 
 # ---- negative cycles in the chart ------------------------------------------------
 
+
 def test_chart_of_negative_cycles(tmp_path):
     def base(data):
         data["kernels"][0]["cycles"] = 1000
@@ -406,6 +437,7 @@ def test_chart_of_negative_cycles(tmp_path):
     def new(data):
         data["kernels"][0]["cycles"] = -500
         data["kernels"][1]["cycles"] = 100
+
     chart = tmp_path / "c.svg"
     a, b = summary_in(tmp_path / "a", base), summary_in(tmp_path / "b", new)
     assert invoke_extract("compare", a, b, "--chart", chart).code == 0
@@ -433,8 +465,9 @@ def test_chart_of_negative_cycles(tmp_path):
     for tick, number in zip(ticks, numbers):
         assert zero - float(tick.get("y")) == pytest.approx(number * scale, abs=0.2)
     # The change is signed by more or fewer cycles, also against a negative baseline.
-    titles = {(r.get("data-stage"), r.get("data-recording")): r.find(SVG + "title").text
-              for r in bars}
+    titles = {
+        (r.get("data-stage"), r.get("data-recording")): r.find(SVG + "title").text for r in bars
+    }
     stages = [k["stage"] for k in json.loads(a.read_text())["kernels"]]
     assert "(-150.0% against a)" in titles[(stages[0], "b")]
     assert "(+150.0% against a)" in titles[(stages[1], "b")]
@@ -451,8 +484,10 @@ def _hostile_profile(tmp_path) -> Path:
     profile = copy_case(EDGE / "one-anchor", tmp_path / TERMINAL_FOLDER)
     db = sqlite3.connect(str(profile))
     db.execute('CREATE TABLE "t\x1b[2J\u202e" ("c\x1b]0;title\x07" INTEGER)')
-    db.execute("UPDATE compute_sets SET name = ? WHERE name = '/m/head/Convolve'",
-               ("/m/head\x1b[5m\u2066/x",))
+    db.execute(
+        "UPDATE compute_sets SET name = ? WHERE name = '/m/head/Convolve'",
+        ("/m/head\x1b[5m\u2066/x",),
+    )
     db.commit()
     db.close()
     return profile
@@ -461,9 +496,11 @@ def _hostile_profile(tmp_path) -> Path:
 def test_inspect_stages_and_doctor_show_controls_as_escapes(tmp_path):
     profile = _hostile_profile(tmp_path)
     rules = _rules(tmp_path, {"MLP up": "up\x1b[1m\u202d"})
-    runs = {"inspect": invoke_extract("inspect", profile, "--no-pva", pva=False),
-            "stages": invoke_extract("stages", profile, "--rules", rules, pva=False),
-            "doctor": invoke_extract("doctor", profile)}
+    runs = {
+        "inspect": invoke_extract("inspect", profile, "--no-pva", pva=False),
+        "stages": invoke_extract("stages", profile, "--rules", rules, pva=False),
+        "doctor": invoke_extract("doctor", profile),
+    }
     for command, result in runs.items():
         # doctor: exit 1, as the renamed compute set is no longer pva's (a FAIL).
         assert result.code == (1 if command == "doctor" else 0), (command, result)
@@ -491,29 +528,67 @@ def test_an_error_line_shows_controls_as_escapes(tmp_path):
 
 PROPERTY = settings(max_examples=100, deadline=None, derandomize=True)
 # Besides the generated text, each property is held for the problems the rules answer.
-HOSTILE = ["=2+3", "+1", "-1", "@x", "\tx", "\rx", "a|b", "a\\|b", "line\nbreak", IMG,
-           ESC, RLO, "\u2066x\u2069", "\x85\x9b", "\ufffe", "\uffff", "\x01", "\ud800",
-           "*a*", "_a_", "~a~", "`a`", "``", "` a", "[a](b)", "![a](b)", "&lt;", "a\\",
-           "  a  ", " "]
+HOSTILE = [
+    "=2+3",
+    "+1",
+    "-1",
+    "@x",
+    "\tx",
+    "\rx",
+    "a|b",
+    "a\\|b",
+    "line\nbreak",
+    IMG,
+    ESC,
+    RLO,
+    "\u2066x\u2069",
+    "\x85\x9b",
+    "\ufffe",
+    "\uffff",
+    "\x01",
+    "\ud800",
+    "*a*",
+    "_a_",
+    "~a~",
+    "`a`",
+    "``",
+    "` a",
+    "[a](b)",
+    "![a](b)",
+    "&lt;",
+    "a\\",
+    "  a  ",
+    " ",
+]
 
 
 def hostile_examples(test):
     for text in HOSTILE:
         test = example(text)(test)
     return test
+
+
 # Any text, with the characters the rules are about made likely.
-SPECIAL = "=+-@\t\r\n|\\`*_~[]<>&\"' \x00\x01\x1b\x7f\x85\x9b\u2028\u2029\u202a\u202e" \
-          "\u2066\u2069\ud800\udfff\ufffe\uffff"
-TEXT = st.one_of(st.text(st.sampled_from(SPECIAL + "aZ0 #/."), max_size=30),
-                 st.text(max_size=30),
-                 st.text(st.one_of(st.characters(), st.sampled_from(SPECIAL)), max_size=30))
+SPECIAL = (
+    "=+-@\t\r\n|\\`*_~[]<>&\"' \x00\x01\x1b\x7f\x85\x9b\u2028\u2029\u202a\u202e"
+    "\u2066\u2069\ud800\udfff\ufffe\uffff"
+)
+TEXT = st.one_of(
+    st.text(st.sampled_from(SPECIAL + "aZ0 #/."), max_size=30),
+    st.text(max_size=30),
+    st.text(st.one_of(st.characters(), st.sampled_from(SPECIAL)), max_size=30),
+)
 # Names as profiles and rules files write them.
 WORD = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9.#{},:()%/]*", fullmatch=True)
 ORDINARY = st.lists(WORD, min_size=1, max_size=5).map(" ".join)
-SNAKE = st.lists(st.from_regex(r"[A-Za-z0-9]+", fullmatch=True), min_size=1,
-                 max_size=4).map("_".join)
+SNAKE = st.lists(st.from_regex(r"[A-Za-z0-9]+", fullmatch=True), min_size=1, max_size=4).map(
+    "_".join
+)
 REAL_NAMES = [k["stage"] for k in json.loads(SUMMARY.read_text())["kernels"]] + [
-    "score layout / softmax", "Q/K scaling or conversion", "vit-f8weight-b"]
+    "score layout / softmax",
+    "Q/K scaling or conversion",
+    "vit-f8weight-b",
+]
 
 
 @PROPERTY

@@ -22,13 +22,28 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 GOLDEN = FIXTURES / "vit-f8weight"
 GOLDEN_CASE = GOLDEN / "poprt" / "profile_logs_f8weight" / "inference"
-EDGE_NAMES = ["no-anchors", "one-anchor", "no-output-begins", "empty-inference",
-              "empty-code-bytes", "compile-only", "no-aggregate-rows", "multi-ipu",
-              "unicode-names", "name-rules"]
+EDGE_NAMES = [
+    "no-anchors",
+    "one-anchor",
+    "no-output-begins",
+    "empty-inference",
+    "empty-code-bytes",
+    "compile-only",
+    "no-aggregate-rows",
+    "multi-ipu",
+    "unicode-names",
+    "name-rules",
+]
 KNOWN_COLUMNS = {
     "steps": {"id", "type", "program", "compute_set"},
-    "steps_by_ipu": {"step_id", "cycles", "active_tiles", "cycles_base",
-                     "active_cycles_from_min", "active_cycles_to_max"},
+    "steps_by_ipu": {
+        "step_id",
+        "cycles",
+        "active_tiles",
+        "cycles_base",
+        "active_cycles_from_min",
+        "active_cycles_to_max",
+    },
     "programs": {"id", "name"},
     "compute_sets": {"compute_set", "name"},
     "vars_info": {"tile", "category", "size_bytes"},
@@ -43,6 +58,7 @@ generate = generator()
 def _pva():
     # Imported without staying on sys.path: the in-process runs without pva rely on that.
     from support.cli import pva_double
+
     return pva_double()
 
 
@@ -55,17 +71,23 @@ def _dump(path):
     connection = _connect(path)
     try:
         tables = connection.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
-        return {name: (sql, connection.execute(
-            'SELECT * FROM "{}" ORDER BY rowid'.format(name)).fetchall())
-            for name, sql in tables}
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name"
+        ).fetchall()
+        return {
+            name: (
+                sql,
+                connection.execute('SELECT * FROM "{}" ORDER BY rowid'.format(name)).fetchall(),
+            )
+            for name, sql in tables
+        }
     finally:
         connection.close()
 
 
 def _case_folders(root):
-    folders = {"vit-f8weight": root / "vit-f8weight" / "poprt" / "profile_logs_f8weight"
-               / "inference"}
+    folders = {
+        "vit-f8weight": root / "vit-f8weight" / "poprt" / "profile_logs_f8weight" / "inference"
+    }
     folders.update({name: root / "edge" / name for name in EDGE_NAMES})
     return folders
 
@@ -110,8 +132,10 @@ def test_fixture_is_small_and_carries_unknown_tables_and_columns(name):
     connection = _connect(folder / "profile.pop")
     try:
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
-        tables = {row[0] for row in connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = {
+            row[0]
+            for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
         assert set(KNOWN_COLUMNS) < tables and len(tables - set(KNOWN_COLUMNS)) >= 3
         for table, known in KNOWN_COLUMNS.items():
             columns = [row[1] for row in connection.execute("PRAGMA table_info({})".format(table))]
@@ -129,12 +153,19 @@ def test_edge_expected_files_are_summary_bytes():
         summary = json.loads(text)
         assert text == json.dumps(summary, indent=2) + "\n"
         assert summary["profile"] == "fixtures/edge/{}/profile.pop".format(name)
-        assert list(summary) == ["profile", "kernels", "attention_exchanges",
-                                 "exchange_memory_per_tile", "device_spans", "qkv_executions",
-                                 "allocated_memory"]
+        assert list(summary) == [
+            "profile",
+            "kernels",
+            "attention_exchanges",
+            "exchange_memory_per_tile",
+            "device_spans",
+            "qkv_executions",
+            "allocated_memory",
+        ]
 
 
 # --------------------------------------------------------------------------- golden
+
 
 @pytest.fixture(scope="module")
 def golden():
@@ -152,8 +183,13 @@ def test_golden_attention_exchange_arrays(golden):
         if program["type"] == "DoExchange" and re.search(r"/blocks\.0/attn/", program["name"]):
             per_tile = program["codeBytesByTile"]
             assert len(per_tile) == 1472
-            rows.append({"name": program["name"], "maximum": max(per_tile),
-                         "mean": sum(per_tile) / len(per_tile)})
+            rows.append(
+                {
+                    "name": program["name"],
+                    "maximum": max(per_tile),
+                    "mean": sum(per_tile) / len(per_tile),
+                }
+            )
     assert rows == golden["attention_exchanges"]
     assert [type(row["mean"]) for row in rows] == [float] * 17
     # exchanges a looser selector would report, and non-exchanges that match it, exist
@@ -167,14 +203,17 @@ def test_golden_sql_aggregates(golden):
     connection = _connect(GOLDEN_CASE / "profile.pop")
     try:
         memory = connection.execute(
-            "SELECT min(total), avg(total), max(total), count(*) FROM memory_by_tile").fetchone()
+            "SELECT min(total), avg(total), max(total), count(*) FROM memory_by_tile"
+        ).fetchone()
         exchange = connection.execute(
             "SELECT min(b), avg(b), max(b) FROM (SELECT sum(v.size_bytes) AS b FROM vars_info v "
             "JOIN var_categories c ON c.id = v.category WHERE c.name = 'internalExchangeCode' "
-            "GROUP BY v.tile)").fetchone()
+            "GROUP BY v.tile)"
+        ).fetchone()
         other_categories = connection.execute(
             "SELECT count(*) FROM vars_info v JOIN var_categories c ON c.id = v.category "
-            "WHERE c.name != 'internalExchangeCode'").fetchone()[0]
+            "WHERE c.name != 'internalExchangeCode'"
+        ).fetchone()[0]
     finally:
         connection.close()
     assert memory == (86179, 550544.296875, 596494, 1472)
@@ -193,7 +232,8 @@ def _golden_rows():
             "i.cycles, i.active_tiles FROM steps s JOIN steps_by_ipu i ON i.step_id = s.id "
             "LEFT JOIN programs p ON p.id = s.program "
             "LEFT JOIN compute_sets c ON c.compute_set = s.compute_set "
-            "ORDER BY s.id, i.rowid").fetchall()
+            "ORDER BY s.id, i.rowid"
+        ).fetchall()
     finally:
         connection.close()
 
@@ -211,11 +251,26 @@ def test_golden_trace(golden):
     for k in golden["kernels"]:
         _step, kind, name, cs, start, end, cycles, tiles = by_step[k["step"]]
         assert (kind, name, start, end, cycles, tiles, vertices[cs]) == (
-            k["kind"], k["name"], k["start"], k["end"], k["cycles"], k["active_tiles"],
-            k["vertices"])
+            k["kind"],
+            k["name"],
+            k["start"],
+            k["end"],
+            k["cycles"],
+            k["active_tiles"],
+            k["vertices"],
+        )
     # every stage label appears among the body's non-kernel rows
-    labels = [r"/attn/Softmax/", r"/attn/MatMul_1", r"/attn/MatMul/", r"/attn/qkv/",
-              r"/attn/proj/", r"/attn/", r"/mlp/fc1/", r"/mlp/fc2/", r"/mlp/"]
+    labels = [
+        r"/attn/Softmax/",
+        r"/attn/MatMul_1",
+        r"/attn/MatMul/",
+        r"/attn/qkv/",
+        r"/attn/proj/",
+        r"/attn/",
+        r"/mlp/fc1/",
+        r"/mlp/fc2/",
+        r"/mlp/",
+    ]
     stages = set()
     for r in body:
         if r not in kernels:
@@ -226,7 +281,7 @@ def test_golden_trace(golden):
     for i, r in enumerate(rows):
         if r[1] == "StreamCopyEnd" and re.search(r"^copyFromHost$", r[2]):
             window = []
-            for later in rows[i + 1:]:
+            for later in rows[i + 1 :]:
                 if later[1] == "StreamCopyBegin" and re.search(r"copyToHost$", later[2]):
                     break
                 window.append(later)
@@ -241,6 +296,7 @@ def test_golden_trace(golden):
 
 # --------------------------------------------------------------------------- the stand-in
 
+
 def test_pva_double_serves_the_json():
     pva = _pva()
     report = pva.openReport(str(GOLDEN_CASE / "profile.pop"))
@@ -253,8 +309,9 @@ def test_pva_double_serves_the_json():
     assert exchanges and all(p.type.name == "DoExchange" for p in exchanges)
     pva.reset_access_counts()
     first = exchanges[0]
-    assert first.codeBytesByTile == data["programs"][[p["id"] for p in data["programs"]]
-                                                     .index(first._id)].get("codeBytesByTile", [])
+    assert first.codeBytesByTile == data["programs"][
+        [p["id"] for p in data["programs"]].index(first._id)
+    ].get("codeBytesByTile", [])
     _ = first.codeBytesByTile  # a second access, counted
     assert pva.access_counts[("codeBytesByTile", first._id)] == 2
     compute_set = data["computeSets"][-1]
@@ -267,8 +324,9 @@ def test_pva_double_serves_the_json():
 
 def test_pva_double_sparse_compute_sets_and_empty_code_bytes():
     pva = _pva()
-    report = pva.openReport(str(FIXTURES / "edge" / "empty-code-bytes" / "profile.pop"),
-                            "debug.cbor")
+    report = pva.openReport(
+        str(FIXTURES / "edge" / "empty-code-bytes" / "profile.pop"), "debug.cbor"
+    )
     sets = report.compilation.computeSets
     assert len(sets) == 6 and next(c.name for c in sets).endswith("/attn/qkv/Convolve")
     with pytest.raises(IndexError):

@@ -39,25 +39,67 @@ ROWS = st.one_of(st.just(None), st.integers(1, 40))  # None: every row; else row
 SAFE_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 NAMES = st.one_of(
     SAFE_TEXT,
-    st.sampled_from(["/m/blocks/blocks.0/attn/qkv/Convolve", "copyFromHost", "copyToHost",
-                     "/m/blocks/blocks.0/mlp/fc1/Convolve", "", "\n", "/attn/qkv/\n"]),
-    st.builds(lambda a, b: a + "/Convolve" + b, SAFE_TEXT, st.sampled_from(["", "\n", "x"])))
+    st.sampled_from(
+        [
+            "/m/blocks/blocks.0/attn/qkv/Convolve",
+            "copyFromHost",
+            "copyToHost",
+            "/m/blocks/blocks.0/mlp/fc1/Convolve",
+            "",
+            "\n",
+            "/attn/qkv/\n",
+        ]
+    ),
+    st.builds(lambda a, b: a + "/Convolve" + b, SAFE_TEXT, st.sampled_from(["", "\n", "x"])),
+)
 NEW_VALUES = st.one_of(
-    st.just("NULL"), st.just("'text'"), st.just("x'00ff'"), st.just("1.5"),
-    st.just("1e30"), st.just("-1"), st.just("0"), st.just("4611686018427387904"),
-    st.just("9223372036854775807"), st.integers(-5, 2000).map(str),
-    st.sampled_from(["{c} + 1", "-{c}", "{c} * 1000003", "{c} || ''", "'x' || {c}",
-                     "CAST({c} AS BLOB)", "{c} + 0.5", "{c} * 1e19"]))
+    st.just("NULL"),
+    st.just("'text'"),
+    st.just("x'00ff'"),
+    st.just("1.5"),
+    st.just("1e30"),
+    st.just("-1"),
+    st.just("0"),
+    st.just("4611686018427387904"),
+    st.just("9223372036854775807"),
+    st.integers(-5, 2000).map(str),
+    st.sampled_from(
+        [
+            "{c} + 1",
+            "-{c}",
+            "{c} * 1000003",
+            "{c} || ''",
+            "'x' || {c}",
+            "CAST({c} AS BLOB)",
+            "{c} + 0.5",
+            "{c} * 1e19",
+        ]
+    ),
+)
 
 SET = st.tuples(st.just("set"), st.sampled_from(COLUMNS), NEW_VALUES, ROWS)
-NAME = st.tuples(st.just("name"), st.sampled_from([("programs", "name"),
-                                                   ("compute_sets", "name"), ("steps", "type"),
-                                                   ("var_categories", "name")]), NAMES, ROWS)
+NAME = st.tuples(
+    st.just("name"),
+    st.sampled_from(
+        [
+            ("programs", "name"),
+            ("compute_sets", "name"),
+            ("steps", "type"),
+            ("var_categories", "name"),
+        ]
+    ),
+    NAMES,
+    ROWS,
+)
 # Drops end every extraction at the schema check: drawn less often than value changes.
 MUTATION = st.one_of(
     st.tuples(st.just("drop table"), st.sampled_from(TABLES)),
     st.tuples(st.just("drop column"), st.sampled_from(COLUMNS)),
-    SET, SET, SET, NAME, NAME,
+    SET,
+    SET,
+    SET,
+    NAME,
+    NAME,
     st.tuples(st.just("delete"), st.sampled_from(sorted(REQUIRED)), ROWS),
     st.tuples(st.just("repeat"), st.sampled_from(sorted(REQUIRED)), ROWS),
     st.tuples(st.just("reorder"), st.sampled_from(sorted(REQUIRED)), st.integers(2, 97)),
@@ -70,8 +112,7 @@ def apply(profile: Path, mutations) -> None:
         for mutation in mutations:
             kind, target = mutation[0], mutation[1]
             table = target if isinstance(target, str) else target[0]
-            exists = db.execute("SELECT 1 FROM sqlite_master WHERE name = ?",
-                                (table,)).fetchone()
+            exists = db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone()
             if not exists:
                 continue
             columns = [r[1] for r in db.execute('PRAGMA table_info("{}")'.format(table))]
@@ -82,8 +123,11 @@ def apply(profile: Path, mutations) -> None:
                 continue
             for statement in bad.loosen(table).split("; "):
                 db.execute(statement)
-            where = "" if mutation[-1] is None or kind in ("drop column", "reorder") else \
-                " WHERE rowid = {}".format(mutation[-1])
+            where = (
+                ""
+                if mutation[-1] is None or kind in ("drop column", "reorder")
+                else " WHERE rowid = {}".format(mutation[-1])
+            )
             if kind == "drop column":
                 if len(columns) > 1:
                     db.execute("ALTER TABLE {} DROP COLUMN {}".format(table, target[1]))
@@ -91,15 +135,17 @@ def apply(profile: Path, mutations) -> None:
                 value = mutation[2].format(c=target[1])
                 db.execute("UPDATE {} SET {} = {}{}".format(table, target[1], value, where))
             elif kind == "name":
-                db.execute("UPDATE {} SET {} = ?{}".format(table, target[1], where),
-                           (mutation[2],))
+                db.execute("UPDATE {} SET {} = ?{}".format(table, target[1], where), (mutation[2],))
             elif kind == "delete":
                 db.execute("DELETE FROM {}{}".format(table, where))
             elif kind == "repeat":
                 db.execute("INSERT INTO {0} SELECT * FROM {0}{1}".format(table, where))
             elif kind == "reorder":
-                db.execute("CREATE TABLE shuffled AS SELECT * FROM {} ORDER BY "
-                           "(rowid * 7919) % {}".format(table, mutation[2]))
+                db.execute(
+                    "CREATE TABLE shuffled AS SELECT * FROM {} ORDER BY (rowid * 7919) % {}".format(
+                        table, mutation[2]
+                    )
+                )
                 db.execute("DELETE FROM {}".format(table))
                 db.execute("INSERT INTO {} SELECT * FROM shuffled".format(table))
                 db.execute("DROP TABLE shuffled")
@@ -111,6 +157,7 @@ def apply(profile: Path, mutations) -> None:
 def time_limit(seconds: int):
     def hang(*_):
         raise TimeoutError("extraction took more than {} s: a hang".format(seconds))
+
     if not hasattr(signal, "SIGALRM"):  # not POSIX: the command test's timeout remains
         yield
         return
@@ -148,23 +195,33 @@ def maybe_seed(test):
     return seed(int(value))(test) if value else test
 
 
-FUZZ_SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=not LONG,
-                         database=None,
-                         suppress_health_check=[HealthCheck.too_slow,
-                                                HealthCheck.function_scoped_fixture,
-                                                HealthCheck.data_too_large])
+FUZZ_SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=not LONG,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+    ],
+)
 
 
 @maybe_seed
 @FUZZ_SETTINGS
-@given(which=st.sampled_from(["base", "multi-ipu"]),
-       mutations=st.lists(MUTATION, min_size=1, max_size=4))
-def test_mutated_profiles_give_the_spec_summary_or_one_line(bases, tmp_path_factory,
-                                                            which, mutations):
+@given(
+    which=st.sampled_from(["base", "multi-ipu"]),
+    mutations=st.lists(MUTATION, min_size=1, max_size=4),
+)
+def test_mutated_profiles_give_the_spec_summary_or_one_line(
+    bases, tmp_path_factory, which, mutations
+):
     pva = pva_double()
     from extractor import summarize
     from extractor.core.summary_json import summary_bytes
     from extractor.errors import ExtractorError
+
     folder = tmp_path_factory.getbasetemp() / "fuzz-case"
     profile = fresh_copy(bases, which, folder)
     apply(profile, mutations)
@@ -189,8 +246,10 @@ def test_mutated_profiles_give_the_spec_summary_or_one_line(bases, tmp_path_fact
 
 @maybe_seed
 @settings(FUZZ_SETTINGS, max_examples=CLI_EXAMPLES)
-@given(which=st.sampled_from(["base", "multi-ipu"]),
-       mutations=st.lists(MUTATION, min_size=1, max_size=4))
+@given(
+    which=st.sampled_from(["base", "multi-ipu"]),
+    mutations=st.lists(MUTATION, min_size=1, max_size=4),
+)
 def test_mutated_profiles_through_the_command(bases, tmp_path_factory, which, mutations):
     folder = tmp_path_factory.getbasetemp() / "fuzz-cli"
     profile = fresh_copy(bases, which, folder)
@@ -216,11 +275,13 @@ def test_mutated_profiles_through_the_command(bases, tmp_path_factory, which, mu
 
 @maybe_seed
 @FUZZ_SETTINGS
-@given(which=st.sampled_from(["base", "multi-ipu"]),
-       flips=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 7)), min_size=1,
-                      max_size=40))
-def test_flipped_bits_give_a_summary_of_what_sqlite_reads_or_one_line(bases, tmp_path_factory,
-                                                                      which, flips):
+@given(
+    which=st.sampled_from(["base", "multi-ipu"]),
+    flips=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 7)), min_size=1, max_size=40),
+)
+def test_flipped_bits_give_a_summary_of_what_sqlite_reads_or_one_line(
+    bases, tmp_path_factory, which, flips
+):
     """Byte-level damage: SQLite has no checksums, so a flip it cannot notice gives the
     summary of what it reads (the oracle's, read through the same SQLite); anything
     else must be the one-line error."""
@@ -228,6 +289,7 @@ def test_flipped_bits_give_a_summary_of_what_sqlite_reads_or_one_line(bases, tmp
     from extractor import summarize
     from extractor.core.summary_json import summary_bytes
     from extractor.errors import ExtractorError
+
     folder = tmp_path_factory.getbasetemp() / "fuzz-flip"
     profile = fresh_copy(bases, which, folder)
     data = bytearray(profile.read_bytes())
@@ -249,6 +311,7 @@ def test_flipped_bits_give_a_summary_of_what_sqlite_reads_or_one_line(bases, tmp
             # Damage in pages only a whole-table read meets (extract reads what it needs):
             # SQLite has no checksums, so only the bytes rule can be checked.
             import json
+
             expected = summary_text(json.loads(got))
         except Refused:
             pytest.fail("the oracle refuses this profile, extract summarised it")

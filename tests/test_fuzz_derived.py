@@ -33,13 +33,22 @@ SUBPROCESS_EXAMPLES = max(2, EXAMPLES // 4) if LONG else 2
 # A failure is reported as drawn (its pieces are few: most examples make one part
 # hostile), unless asked: a shrink that meets a hang waits out each time limit.
 PHASES = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + (
-    [Phase.shrink] if os.environ.get("EXTRACT_DERIVEDFUZZ_SHRINK") else [])
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=not LONG,
-                    database=None, phases=PHASES, print_blob=False,
-                    suppress_health_check=[HealthCheck.too_slow,
-                                           HealthCheck.function_scoped_fixture,
-                                           HealthCheck.data_too_large,
-                                           HealthCheck.filter_too_much])
+    [Phase.shrink] if os.environ.get("EXTRACT_DERIVEDFUZZ_SHRINK") else []
+)
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=not LONG,
+    database=None,
+    phases=PHASES,
+    print_blob=False,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
+)
 
 
 def maybe_seed(test):
@@ -61,8 +70,9 @@ def test_benign_batch_folders_keep_every_invariant(command):
         example = derivedfuzz.benign_example(command, subprocess_run, nested)
         problems, report = derivedfuzz.run_example(example)
         assert not problems, report
-        assert "run: exit 0" in report or (command == "compare-budget" and
-                                           "run: exit 3" in report), report
+        assert "run: exit 0" in report or (
+            command == "compare-budget" and "run: exit 3" in report
+        ), report
 
 
 def test_the_audit_sees_what_a_command_reads(tmp_path):
@@ -72,8 +82,7 @@ def test_the_audit_sees_what_a_command_reads(tmp_path):
     for subprocess_run in (False, True):
         example = derivedfuzz.benign_example("compare-json", subprocess_run)
         built = derivedfuzz.build(example, tmp_path / str(subprocess_run))
-        run = (derivedfuzz.run_subprocess if subprocess_run else
-               derivedfuzz.run_inprocess)(built)
+        run = (derivedfuzz.run_subprocess if subprocess_run else derivedfuzz.run_inprocess)(built)
         assert run.code == 0, run
         read = {os.path.realpath(path) for path, _, _ in run.opened}
         for summary in built.summaries:
@@ -82,18 +91,23 @@ def test_the_audit_sees_what_a_command_reads(tmp_path):
         run.opened.append((str(built.outside / "summary.json"), "/", os.O_RDONLY))
         run.opened.append(("../outside/index.jsonl", str(built.batch), None))
         assert derivedfuzz.read_violations(built, run) == [
-            "ROOT/outside/index.jsonl", "ROOT/outside/summary.json"]
+            "ROOT/outside/index.jsonl",
+            "ROOT/outside/summary.json",
+        ]
         # Allowed: an index above the argument, the folders above it, a link inside
         # opened without following it.
         link = built.batch / "fp8" / "elsewhere.json"
         os.symlink(str(built.outside / "summary.json"), str(link))
-        run.opened[-2:] = [(str(built.root / "index.jsonl"), "/", os.O_RDONLY),
-                           (str(built.root), "/", os.O_RDONLY),
-                           (str(link), "/", os.O_RDONLY | os.O_NOFOLLOW)]
+        run.opened[-2:] = [
+            (str(built.root / "index.jsonl"), "/", os.O_RDONLY),
+            (str(built.root), "/", os.O_RDONLY),
+            (str(link), "/", os.O_RDONLY | os.O_NOFOLLOW),
+        ]
         assert derivedfuzz.read_violations(built, run) == []
         run.opened.append((str(link), "/", os.O_RDONLY))
         assert derivedfuzz.read_violations(built, run) == [
-            "ROOT/batch/fp8/elsewhere.json (that is ROOT/outside/summary.json)"]
+            "ROOT/batch/fp8/elsewhere.json (that is ROOT/outside/summary.json)"
+        ]
 
 
 def test_the_checkers_refuse_what_they_must():
@@ -111,8 +125,12 @@ def test_the_checkers_refuse_what_they_must():
     assert derivedfuzz.check_xml(b"<svg><text>\x1b</text></svg>", "x")
     assert derivedfuzz.check_jsonl(b'{"a": 1}\n[1]\n', "x")
     assert derivedfuzz.summary_problem({"profile": [1]}) is not None
-    assert derivedfuzz.summary_problem(
-        __import__("json").loads(derivedfuzz.BASES["vit-f8weight"].read_text())) is None
+    assert (
+        derivedfuzz.summary_problem(
+            __import__("json").loads(derivedfuzz.BASES["vit-f8weight"].read_text())
+        )
+        is None
+    )
 
 
 def _fuzz(command, subprocess_run=False, count=None):
@@ -135,15 +153,19 @@ def test_hostile_batch_folders_through_the_audited_command(command):
     _fuzz(command, subprocess_run=True, count=SUBPROCESS_EXAMPLES)
 
 
-@pytest.mark.parametrize("example", [e for _, e in derivedfuzz.corpus()],
-                         ids=[i for i, _ in derivedfuzz.corpus()])
+@pytest.mark.parametrize(
+    "example", [e for _, e in derivedfuzz.corpus()], ids=[i for i, _ in derivedfuzz.corpus()]
+)
 def test_one_hostile_piece(example):
     # The corpus: each hostile piece alone in a benign batch folder, given to each
     # command it reaches; a failure here names its cause exactly.
     check(example)
 
 
-@pytest.mark.parametrize("example", [e for _, e in derivedfuzz.corpus(True)],
-                         ids=[i for i, _ in derivedfuzz.corpus(True)])
+@pytest.mark.parametrize(
+    "example",
+    [e for _, e in derivedfuzz.corpus(True)],
+    ids=[i for i, _ in derivedfuzz.corpus(True)],
+)
 def test_one_hostile_piece_through_the_audited_command(example):
     check(example)

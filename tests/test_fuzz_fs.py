@@ -50,12 +50,22 @@ def test_the_examples_reach_every_kind_at_every_path(tmp_path):
         for number in range(count):
             example = fsfuzz.Example(mode, SEED, number, tmp_path)
             for slot in example.slots:
-                where = "step table" if slot.path.name in fsfuzz.CSV_NAMES else \
-                    "OUTDIR" if mode == "batch" and slot is example.outdir else slot.role
+                where = (
+                    "step table"
+                    if slot.path.name in fsfuzz.CSV_NAMES
+                    else "OUTDIR"
+                    if mode == "batch" and slot is example.outdir
+                    else slot.role
+                )
                 seen[where, slot.kind] += 1
                 odd[mode] += fsfuzz.NOT_UTF8 in str(slot.path)
-    for where, role in (("profile", "profile"), ("output", "output"),
-                        ("step table", "output"), ("folder", "folder"), ("OUTDIR", "folder")):
+    for where, role in (
+        ("profile", "profile"),
+        ("output", "output"),
+        ("step table", "output"),
+        ("folder", "folder"),
+        ("OUTDIR", "folder"),
+    ):
         missing = [k for k, _ in fsfuzz.available(fsfuzz.ROLES[role]) if not seen[where, k]]
         assert not missing, "never at a {} path: {}".format(where, missing)
     assert odd["single"] and odd["batch"], odd

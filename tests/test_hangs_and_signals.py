@@ -54,6 +54,7 @@ def batch_of(root: Path, evil=("b",), good=("a", "c")) -> Path:
 
 # ---- only regular files are profiles or rules -------------------------------
 
+
 @pytest.fixture
 def fifo(tmp_path):
     path = tmp_path / "fifo" / "profile.pop"
@@ -102,10 +103,10 @@ def test_a_fifo_in_a_batch_fails_alone(tmp_path):
     assert result.code == 1, result
     index = index_by(out, "profile")
     assert sorted(index) == [str(root / n / "profile.pop") for n in ("a", "c", "f")]
-    assert [index[str(root / n / "profile.pop")]["status"] for n in "acf"] == \
-        ["ok", "ok", "failed"]
+    assert [index[str(root / n / "profile.pop")]["status"] for n in "acf"] == ["ok", "ok", "failed"]
     assert index[str(root / "f" / "profile.pop")]["reason"].endswith(
-        "is a FIFO (named pipe), not a regular file")
+        "is a FIFO (named pipe), not a regular file"
+    )
     assert "1 failed" in result.stderr.splitlines()[-1]
 
 
@@ -135,25 +136,31 @@ def test_a_fifo_in_place_of_a_summary_does_not_hold_up_the_next_batch(tmp_path):
 
 # ---- --timeout ---------------------------------------------------------------
 
+
 # extract blocks classifies every step name too: the same hang, the same limit.
-@pytest.mark.parametrize("command, name", [([], "summary.json"), (["blocks"], "blocks.json")],
-                         ids=["extract", "blocks"])
+@pytest.mark.parametrize(
+    "command, name", [([], "summary.json"), (["blocks"], "blocks.json")], ids=["extract", "blocks"]
+)
 def test_a_single_run_past_its_time_limit_ends_in_one_line(tmp_path, command, name):
     profile = evil_profile(tmp_path / "case")
     rules = evil_rules(tmp_path)
     out = tmp_path / "out" / name
     for target in (out, "-"):
-        result = run_extract(*command, profile, "--rules", rules, "--timeout", "1", "-o",
-                             target, timeout=ENDS_WITHIN)
+        result = run_extract(
+            *command, profile, "--rules", rules, "--timeout", "1", "-o", target, timeout=ENDS_WITHIN
+        )
         assert result.code == 1, result
-        assert result.stderr == "extract: error: {}: took longer than 1 s (--timeout): " \
-                                "ended\n".format(profile)
+        assert (
+            result.stderr
+            == "extract: error: {}: took longer than 1 s (--timeout): ended\n".format(profile)
+        )
         assert result.stdout == b""
     assert not out.parent.exists() or list(out.parent.iterdir()) == []
     no_partial_files(tmp_path)
     bad = run_extract(*command, profile, "--timeout", "-1")
-    assert bad.code == 2 and bad.stderr == ("extract: error: --timeout -1.0: give a number "
-                                            "of seconds (0: no limit)\n"), bad
+    assert bad.code == 2 and bad.stderr == (
+        "extract: error: --timeout -1.0: give a number of seconds (0: no limit)\n"
+    ), bad
 
 
 def test_a_batch_fails_the_profile_past_its_time_limit_and_goes_on(tmp_path):
@@ -161,14 +168,15 @@ def test_a_batch_fails_the_profile_past_its_time_limit_and_goes_on(tmp_path):
     root = batch_of(tmp_path / "in")
     rules = evil_rules(tmp_path)
     out = tmp_path / "out"
-    result = run_extract(root, "-o", out, "--rules", rules, "--timeout", "3", "-j", "2",
-                         timeout=ENDS_WITHIN)
+    result = run_extract(
+        root, "-o", out, "--rules", rules, "--timeout", "3", "-j", "2", timeout=ENDS_WITHIN
+    )
     assert result.code == 1, result
     index = index_by(out, "profile")
-    assert [index[str(root / n / "profile.pop")]["status"] for n in "abc"] == \
-        ["ok", "failed", "ok"]
-    assert index[str(root / "b" / "profile.pop")]["reason"] == \
-        "{}: took longer than 3 s (--timeout): ended".format(root / "b" / "profile.pop")
+    assert [index[str(root / n / "profile.pop")]["status"] for n in "abc"] == ["ok", "failed", "ok"]
+    assert index[str(root / "b" / "profile.pop")][
+        "reason"
+    ] == "{}: took longer than 3 s (--timeout): ended".format(root / "b" / "profile.pop")
     the_error_line(result, "b/profile.pop: took longer than 3 s (--timeout): ended")
     assert result.stderr.splitlines()[-1] == "2 extracted, 0 up to date, 1 failed"
     assert not (out / "b").exists()
@@ -184,8 +192,7 @@ def test_timeout_zero_is_no_limit(tmp_path):
     expected = run_extract(profile, "-o", "-")
     assert expected.code == 0, expected
     for extra in (["--timeout", "0"], []):
-        result = run_extract(profile, "--rules", rules, "-o", "-", *extra,
-                             timeout=ENDS_WITHIN)
+        result = run_extract(profile, "--rules", rules, "-o", "-", *extra, timeout=ENDS_WITHIN)
         assert result.code == 0, result
         assert result.stdout == expected.stdout
 
@@ -195,16 +202,24 @@ def test_a_timeout_that_is_not_a_number_of_seconds_is_a_usage_error(tmp_path, va
     profile = bad.write_base(tmp_path / "case")
     result = run_extract(profile, "--timeout", value, timeout=ENDS_WITHIN)
     assert result.code == 2, result
-    assert result.stderr == "extract: error: --timeout {}: give a number of seconds " \
-                            "(0: no limit)\n".format(shown)
+    assert (
+        result.stderr
+        == "extract: error: --timeout {}: give a number of seconds (0: no limit)\n".format(shown)
+    )
 
 
 # ---- SIGTERM and SIGHUP ------------------------------------------------------
 
+
 def _start(args, **kwargs):
     env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE))
-    return subprocess.Popen(extract_command() + [str(a) for a in args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+    return subprocess.Popen(
+        extract_command() + [str(a) for a in args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kwargs,
+    )
 
 
 def _read_until(stream, count: int, needle: bytes) -> list:
@@ -218,8 +233,9 @@ def _read_until(stream, count: int, needle: bytes) -> list:
     return lines
 
 
-@pytest.mark.parametrize("signum, group", [(signal.SIGTERM, False), (signal.SIGTERM, True),
-                                           (signal.SIGHUP, True)])
+@pytest.mark.parametrize(
+    "signum, group", [(signal.SIGTERM, False), (signal.SIGTERM, True), (signal.SIGHUP, True)]
+)
 def test_a_stopped_batch_ends_like_ctrl_c(tmp_path, signum, group):
     # a and c are done; b does not end in the default time limit (600 s): the stop finds
     # a worker at work.
@@ -242,12 +258,15 @@ def test_a_stopped_batch_ends_like_ctrl_c(tmp_path, signum, group):
             batch.wait()
     stderr = b"".join(lines).decode() + rest.decode()
     assert batch.returncode == 128 + signum, stderr
-    assert "Traceback" not in stderr and "Error" not in stderr.replace(
-        "extract: error: ", ""), stderr
+    assert "Traceback" not in stderr and "Error" not in stderr.replace("extract: error: ", ""), (
+        stderr
+    )
     assert stderr.splitlines()[-2:] == [
         "2 extracted, 0 up to date, 0 failed",
-        "extract: error: terminated by {}: the index lists every profile finished so far"
-        .format(signal.Signals(signum).name)]
+        "extract: error: terminated by {}: the index lists every profile finished so far".format(
+            signal.Signals(signum).name
+        ),
+    ]
     index = index_by(out, "profile")
     assert sorted(index) == [str(root / n / "profile.pop") for n in "ac"]
     assert all(entry["status"] == "ok" for entry in index.values())
@@ -279,8 +298,9 @@ def _wait_for(condition, what: str) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize("signum, timeout", [(signal.SIGTERM, None), (signal.SIGHUP, None),
-                                             (signal.SIGTERM, "0")])
+@pytest.mark.parametrize(
+    "signum, timeout", [(signal.SIGTERM, None), (signal.SIGHUP, None), (signal.SIGTERM, "0")]
+)
 def test_a_stopped_single_run_ends_like_ctrl_c(tmp_path, signum, timeout):
     # With a time limit (the default), extract watches a child process that extracts (it
     # is the child that must be ready for the signal); without one, extract extracts.
@@ -290,10 +310,12 @@ def test_a_stopped_single_run_ends_like_ctrl_c(tmp_path, signum, timeout):
     limit = [] if timeout is None else ["--timeout", timeout]
     run = _start([profile, "--rules", rules, "-o", out] + limit)
     try:
+
         def ready():
             workers = [run.pid] + (_children(run.pid) if timeout != "0" else [])
             return len(workers) == (1 if timeout == "0" else 2) and all(
-                _catches(pid, signum) for pid in workers)
+                _catches(pid, signum) for pid in workers
+            )
 
         _wait_for(ready, "extract never got ready for the signal")
         run.send_signal(signum)
@@ -304,12 +326,14 @@ def test_a_stopped_single_run_ends_like_ctrl_c(tmp_path, signum, timeout):
             run.wait()
     assert run.returncode == 128 + signum, stderr
     assert stderr.decode() == "extract: error: terminated by {}\n".format(
-        signal.Signals(signum).name)
+        signal.Signals(signum).name
+    )
     assert not out.exists()
     no_partial_files(tmp_path)
 
 
 # ---- a worker never prints a traceback ----------------------------
+
 
 def test_a_worker_whose_batch_was_killed_ends_quietly(tmp_path):
     # The batch is killed (SIGKILL: no clean-up) while a worker extracts b, which takes
@@ -347,8 +371,11 @@ sys.stdin.read()
 def _hold(lock_file: Path):
     """Another process holding `lock_file`'s lock, as a running batch does, until its
     standard input is closed."""
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock_file)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(lock_file)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
     assert holder.stdout.readline() == b"holding\n"
     return holder
 
@@ -368,8 +395,12 @@ def test_a_second_batch_on_a_busy_index_is_refused(tmp_path):
         for args in ([root, "-o", out, "--force"], ["merge", out]):
             result = run_extract(*args, timeout=ENDS_WITHIN)
             assert result.code == 1, (args, result)
-            the_error_line(result, "{}: another extract (a batch or a merge) is writing "
-                           "this index now".format(out / "index.jsonl"))
+            the_error_line(
+                result,
+                "{}: another extract (a batch or a merge) is writing this index now".format(
+                    out / "index.jsonl"
+                ),
+            )
             assert (out / "index.jsonl").read_bytes() == before
         # Its shards have index files of their own: they run.
         result = run_extract(root, "-o", out, "--shard", "1/2", timeout=ENDS_WITHIN)
@@ -416,8 +447,7 @@ def test_a_shard_in_progress_holds_off_a_merge(tmp_path):
         the_error_line(result, "index-shard-2-of-2.jsonl: another extract")
         assert not (out / "index.jsonl").exists()
         # The other shard runs again meanwhile.
-        result = run_extract(root, "-o", out, "--shard", "1/2", "--force",
-                             timeout=ENDS_WITHIN)
+        result = run_extract(root, "-o", out, "--shard", "1/2", "--force", timeout=ENDS_WITHIN)
         assert result.code == 0, result
     finally:
         _release(holder)
@@ -436,7 +466,6 @@ def test_the_lock_file_is_never_followed_through_a_symlink(tmp_path):
     assert result.code == 1, result
     the_error_line(result, ".index.jsonl.lock: is a symbolic link")
     assert not target.exists()
-
 
 
 def _spawned_workers(pid: int) -> list:
@@ -459,8 +488,10 @@ def test_ctrl_c_while_workers_start_prints_no_traceback(tmp_path):
     try:
         # A worker whose Python has its Ctrl-C handler and is still importing extract
         # (_worker_main has not yet set Ctrl-C aside).
-        _wait_for(lambda: any(_catches(pid, signal.SIGINT)
-                              for pid in _spawned_workers(batch.pid)), "no worker started")
+        _wait_for(
+            lambda: any(_catches(pid, signal.SIGINT) for pid in _spawned_workers(batch.pid)),
+            "no worker started",
+        )
         os.killpg(batch.pid, signal.SIGINT)
         stderr = batch.communicate(timeout=ENDS_WITHIN)[1].decode()
     finally:
@@ -482,13 +513,19 @@ def test_an_answer_that_cannot_be_pickled_still_reaches_the_index():
 
     parent, child = multiprocessing.Pipe()
     item = BatchItem(Path("in/p/profile.pop"), "in/p/profile.pop", "p")
-    entry = {"profile": item.label, "output": "out/p/summary.json", "status": "ok",
-             "size": 1, "warnings": [lambda: None]}
+    entry = {
+        "profile": item.label,
+        "output": "out/p/summary.json",
+        "status": "ok",
+        "size": 1,
+        "warnings": [lambda: None],
+    }
     assert _answer(child, entry, item)
     got = parent.recv()
     assert got["status"] == "failed" and got["profile"] == item.label
-    assert got["reason"].startswith("in/p/profile.pop: unexpected failure: its index entry "
-                                    "could not be sent: ")
+    assert got["reason"].startswith(
+        "in/p/profile.pop: unexpected failure: its index entry could not be sent: "
+    )
     parent.close()
     assert not _answer(child, entry, item)  # the parent is gone: nothing to tell, quietly
 
@@ -501,9 +538,10 @@ def test_a_single_run_whose_extracting_process_dies_says_so_in_one_line(tmp_path
     out = tmp_path / "out" / "summary.json"
     run = _start([profile, "--rules", rules, "-o", out])
     try:
-        _wait_for(lambda: _children(run.pid) and _catches(_children(run.pid)[0],
-                                                          signal.SIGTERM),
-                  "no extracting process")
+        _wait_for(
+            lambda: _children(run.pid) and _catches(_children(run.pid)[0], signal.SIGTERM),
+            "no extracting process",
+        )
         os.kill(_children(run.pid)[0], signal.SIGKILL)
         _stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
     finally:
@@ -511,8 +549,12 @@ def test_a_single_run_whose_extracting_process_dies_says_so_in_one_line(tmp_path
             run.kill()
             run.wait()
     assert run.returncode == 1, stderr
-    assert stderr.decode() == "extract: error: {}: the process extracting it died (killed " \
-                              "by SIGKILL)\n".format(profile)
+    assert (
+        stderr.decode()
+        == "extract: error: {}: the process extracting it died (killed by SIGKILL)\n".format(
+            profile
+        )
+    )
     assert not out.exists()
     no_partial_files(tmp_path)
 
@@ -526,8 +568,7 @@ def test_compare_refuses_a_fifo_summary_at_once(tmp_path):
     fifo.parent.mkdir()
     os.mkfifo(str(fifo))
     for argument in (fifo, fifo.parent):
-        result = run_extract("compare", GOLDEN / "expected.json", argument,
-                             timeout=ENDS_WITHIN)
+        result = run_extract("compare", GOLDEN / "expected.json", argument, timeout=ENDS_WITHIN)
         assert result.code == 1, result
         the_error_line(result, "summary.json: is a FIFO (named pipe), not a regular file")
         assert stat.S_ISFIFO(os.lstat(str(fifo)).st_mode)

@@ -11,9 +11,14 @@ PROFILE = EDGE / "multi-ipu" / "profile.pop"
 
 
 def _state():
-    return ({s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP,
-                                              signal.SIGALRM)},
-            list(sys.path), sorted(n for n in sys.modules if n.split(".")[0] == "pva"))
+    return (
+        {
+            s: signal.getsignal(s)
+            for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM)
+        },
+        list(sys.path),
+        sorted(n for n in sys.modules if n.split(".")[0] == "pva"),
+    )
 
 
 def test_an_in_process_run_puts_back_signals_path_and_pva():
@@ -26,11 +31,16 @@ def test_an_in_process_run_puts_back_signals_path_and_pva():
 
 
 def test_in_process_and_subprocess_runs_answer_alike(tmp_path):
-    for args in ([PROFILE, "-o", "-"], [PROFILE, "-o", "-", "--no-pva"],
-                 [tmp_path / "nope.pop"], [PROFILE, "--frobnicate"]):
+    for args in (
+        [PROFILE, "-o", "-"],
+        [PROFILE, "-o", "-", "--no-pva"],
+        [tmp_path / "nope.pop"],
+        [PROFILE, "--frobnicate"],
+    ):
         here, there = invoke_extract(*args), run_extract(*args)
-        assert (here.code, here.stdout, here.stderr) == \
-            (there.code, there.stdout, there.stderr), args
+        assert (here.code, here.stdout, here.stderr) == (there.code, there.stdout, there.stderr), (
+            args
+        )
 
 
 def test_without_pva_an_in_process_run_cannot_import_it(tmp_path):

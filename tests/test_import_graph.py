@@ -42,7 +42,7 @@ def _imported(module: str, path: Path, modules: Dict[str, Path]) -> Set[str]:
                 if not is_package:
                     base.pop()
                 if node.level > 1:
-                    base = base[:len(base) - (node.level - 1)]
+                    base = base[: len(base) - (node.level - 1)]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
@@ -71,7 +71,7 @@ def find_cycle(graph: Dict[str, Set[str]]) -> Optional[List[str]]:
                 state[path.pop()] = 2
                 pending.pop()
             elif state.get(following) == 1:
-                return path[path.index(following):] + [following]
+                return path[path.index(following) :] + [following]
             elif following not in state:
                 state[following] = 1
                 path.append(following)
@@ -107,8 +107,7 @@ def test_find_cycle_finds_one():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
-    assert cycles({"a": {"b"}, "b": {"a", "c"}, "c": {"b"}}) == [["a", "b", "a"],
-                                                                 ["b", "c", "b"]]
+    assert cycles({"a": {"b"}, "b": {"a", "c"}, "c": {"b"}}) == [["a", "b", "a"], ["b", "c", "b"]]
 
 
 def test_no_import_cycle_in_the_package():

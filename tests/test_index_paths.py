@@ -48,8 +48,13 @@ def add_lines(out: Path, *entries) -> None:
 
 def old_line(output: str, digest: str, profile: str = "runs/a/profile.pop") -> dict:
     """A line as written before the `summary` key: placed by its `output` and hash."""
-    return {"profile": profile, "status": "ok", "output": output,
-            "summary_sha256": digest, "finished_at": LATE}
+    return {
+        "profile": profile,
+        "status": "ok",
+        "output": output,
+        "summary_sha256": digest,
+        "finished_at": LATE,
+    }
 
 
 def lines_of(out: Path) -> list:
@@ -97,19 +102,24 @@ class ReaderWatch:
 
 # ---- an old line's `output`: its tails are read only inside OUTDIR --------------------
 
+
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-@pytest.mark.parametrize("where, output", [
-    ("outside", "x/../../fifo"),  # the tail ../fifo: beside OUTDIR
-    ("inside", "x/fifo"),  # the tail fifo: in OUTDIR, but a FIFO
-])
+@pytest.mark.parametrize(
+    "where, output",
+    [
+        ("outside", "x/../../fifo"),  # the tail ../fifo: beside OUTDIR
+        ("inside", "x/fifo"),  # the tail fifo: in OUTDIR, but a FIFO
+    ],
+)
 def test_a_line_naming_a_fifo_never_opens_it(tmp_path, command, where, output):
     out = batch(tmp_path)
     fifo = tmp_path / "fifo" if where == "outside" else out / "fifo"
     os.mkfifo(str(fifo))
     add_lines(out, old_line(output, "0" * 64))
     with ReaderWatch(fifo) as watch:
-        result = run_extract(*COMMANDS[command], cwd=tmp_path, pva=command == "batch",
-                             timeout=ENDS_WITHIN)
+        result = run_extract(
+            *COMMANDS[command], cwd=tmp_path, pva=command == "batch", timeout=ENDS_WITHIN
+        )
     ended_well(result)
     assert result.code == 0, result
     assert not watch.opened, "the FIFO was opened for reading"
@@ -117,6 +127,7 @@ def test_a_line_naming_a_fifo_never_opens_it(tmp_path, command, where, output):
 
 def _limit_memory():
     import resource
+
     limit = 4 << 30  # far more than extract needs; reading /dev/zero whole needs more
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
@@ -131,8 +142,13 @@ def test_a_line_naming_a_device_never_reads_it(tmp_path, command, how):
         (out / "zero").symlink_to("/dev/zero")
         output = "x/zero"
     add_lines(out, old_line(output, hashlib.sha256(b"").hexdigest()))
-    result = run_extract(*COMMANDS[command], cwd=tmp_path, pva=command == "batch",
-                         timeout=ENDS_WITHIN, preexec_fn=_limit_memory)
+    result = run_extract(
+        *COMMANDS[command],
+        cwd=tmp_path,
+        pva=command == "batch",
+        timeout=ENDS_WITHIN,
+        preexec_fn=_limit_memory,
+    )
     ended_well(result)
     assert result.code == 0, result
 
@@ -192,8 +208,7 @@ def test_an_old_line_inside_outdir_is_still_placed(tmp_path):
     merged = invoke_extract("merge", "out", cwd=tmp_path)
     assert merged.code == 0, merged
     assert merged.stderr == "out/index.jsonl: 2 profiles\n"  # the later line of a's
-    assert sorted(e["profile"] for e in lines_of(out)) == ["moved/a.pop",
-                                                           "runs/b/profile.pop"]
+    assert sorted(e["profile"] for e in lines_of(out)) == ["moved/a.pop", "runs/b/profile.pop"]
 
 
 def test_a_rerun_reads_an_old_index_inside_outdir(tmp_path):
@@ -210,16 +225,36 @@ def test_a_rerun_reads_an_old_index_inside_outdir(tmp_path):
 
 # ---- the `summary` key ---------------------------------------------------------------
 
-BAD_KEYS = ["../x/summary.json", "/etc/summary.json", "", ".", "a/./summary.json",
-            "a//summary.json", "a/../b/summary.json", "a\u0000b/summary.json", "a/",
-            5, None, ["a"], {"a": 1}]
+BAD_KEYS = [
+    "../x/summary.json",
+    "/etc/summary.json",
+    "",
+    ".",
+    "a/./summary.json",
+    "a//summary.json",
+    "a/../b/summary.json",
+    "a\u0000b/summary.json",
+    "a/",
+    5,
+    None,
+    ["a"],
+    {"a": 1},
+]
 
 
 @pytest.mark.parametrize("key", BAD_KEYS, ids=repr)
 def test_a_summary_key_that_is_not_a_safe_path_is_ignored(tmp_path, key):
     out = batch(tmp_path)
-    add_lines(out, {"summary": key, "profile": "runs/evil/profile.pop", "status": "failed",
-                    "reason": "evil", "finished_at": LATE})
+    add_lines(
+        out,
+        {
+            "summary": key,
+            "profile": "runs/evil/profile.pop",
+            "status": "failed",
+            "reason": "evil",
+            "finished_at": LATE,
+        },
+    )
     report = invoke_extract("report", "out", "-o", "report.html", cwd=tmp_path)
     assert report.code == 0, report
     assert b"runs/evil" not in (tmp_path / "report.html").read_bytes()
@@ -230,6 +265,7 @@ def test_a_summary_key_that_is_not_a_safe_path_is_ignored(tmp_path, key):
 
 
 # ---- a batch run again reads its summaries inside OUTDIR only --------------------------
+
 
 def test_a_folder_made_a_link_out_of_outdir_is_not_read_through(tmp_path):
     # out/a replaced by a link to a folder outside holding the very same summary: a rerun
@@ -246,9 +282,11 @@ def test_a_folder_made_a_link_out_of_outdir_is_not_read_through(tmp_path):
 
 # ---- the index file itself -------------------------------------------------------------
 
+
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_an_index_beyond_the_bound_is_one_error_line(tmp_path, command):
     from extractor.batch.index import INDEX_LIMIT
+
     out = batch(tmp_path)
     with (out / "index.jsonl").open("r+b") as handle:  # sparse: nothing is written
         handle.truncate(INDEX_LIMIT + 1)
@@ -257,20 +295,23 @@ def test_an_index_beyond_the_bound_is_one_error_line(tmp_path, command):
     assert result.stderr.splitlines()[-1] == (
         "extract: error: out/index.jsonl: {} bytes, beyond the 512 MiB extract reads of a "
         "batch index (a line is about 1 KB): not an index extract wrote; move it out of "
-        "the output folder".format(INDEX_LIMIT + 1))
+        "the output folder".format(INDEX_LIMIT + 1)
+    )
     assert "Traceback" not in result.stderr
 
 
 def test_a_forced_batch_refuses_an_index_beyond_the_bound_before_any_work(tmp_path):
     from extractor.batch.index import INDEX_LIMIT
+
     out = batch(tmp_path)
     with (out / "index.jsonl").open("r+b") as handle:
         handle.truncate(INDEX_LIMIT + 1)
     before = {p: p.stat().st_mtime_ns for p in out.rglob("summary.json")}
     result = invoke_extract("runs", "-o", "out", "--force", cwd=tmp_path)
     assert result.code == 1, result
-    assert result.stderr.startswith("extract: error: out/index.jsonl: {} bytes, beyond "
-                                    "the 512 MiB".format(INDEX_LIMIT + 1)), result
+    assert result.stderr.startswith(
+        "extract: error: out/index.jsonl: {} bytes, beyond the 512 MiB".format(INDEX_LIMIT + 1)
+    ), result
     assert result.stderr.count("\n") == 1, result
     assert {p: p.stat().st_mtime_ns for p in out.rglob("summary.json")} == before
     assert (out / "index.jsonl").stat().st_size == INDEX_LIMIT + 1
@@ -280,8 +321,17 @@ def test_a_forced_batch_refuses_an_index_beyond_the_bound_before_any_work(tmp_pa
 def test_an_index_that_is_a_link_out_of_outdir_is_not_read(tmp_path, command):
     out = batch(tmp_path)
     outside = tmp_path / "elsewhere.jsonl"
-    outside.write_text(json.dumps({"summary": "z/summary.json", "profile": "runs/z/p.pop",
-                                   "status": "failed", "reason": "R"}) + "\n")
+    outside.write_text(
+        json.dumps(
+            {
+                "summary": "z/summary.json",
+                "profile": "runs/z/p.pop",
+                "status": "failed",
+                "reason": "R",
+            }
+        )
+        + "\n"
+    )
     (out / "index-shard-1-of-2.jsonl").symlink_to(outside)
     result = invoke_extract(*COMMANDS[command], cwd=tmp_path)
     ended_well(result)

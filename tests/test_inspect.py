@@ -14,8 +14,14 @@ from support.paths import EDGE, PVA_DOUBLE
 
 REQUIRED = {  # summary-spec.md, "The profile"
     "steps": ["id", "type", "program", "compute_set"],
-    "steps_by_ipu": ["step_id", "cycles", "active_tiles", "cycles_base",
-                     "active_cycles_from_min", "active_cycles_to_max"],
+    "steps_by_ipu": [
+        "step_id",
+        "cycles",
+        "active_tiles",
+        "cycles_base",
+        "active_cycles_from_min",
+        "active_cycles_to_max",
+    ],
     "programs": ["id", "name"],
     "compute_sets": ["compute_set", "name"],
     "vars_info": ["tile", "category", "size_bytes"],
@@ -62,6 +68,7 @@ def by_name(answer: dict) -> dict:
 
 # --- tables, columns, counts -----------------------------------------------------------
 
+
 def test_golden_profile_tables_columns_and_counts(golden):
     before, mtime = sha256(golden), golden.stat().st_mtime_ns
     answer = inspect_json(golden, pva=False)
@@ -72,8 +79,10 @@ def test_golden_profile_tables_columns_and_counts(golden):
 
     tables = by_name(answer)
     db = sqlite3.connect("file:{}?mode=ro".format(golden), uri=True)
-    names = [r[0] for r in db.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    names = [
+        r[0]
+        for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    ]
     assert [t["name"] for t in answer["tables"]] == names
     assert set(REQUIRED) < set(names) and "debug_contexts" in names  # plus tables to ignore
     for name in names:  # a small file: every table is counted exactly
@@ -84,19 +93,22 @@ def test_golden_profile_tables_columns_and_counts(golden):
     db.close()
     assert tables["memory_by_tile"]["rows"] == 1472  # one row per tile
     # the generator's schema, extra columns included, in table order
-    assert tables["steps"]["columns"] == ["run", "id", "type", "program", "compute_set",
-                                          "debug_context"]
-    assert tables["compute_sets"]["columns"] == ["id", "compute_set", "name",
-                                                 "num_vertex_types"]
+    assert tables["steps"]["columns"] == [
+        "run",
+        "id",
+        "type",
+        "program",
+        "compute_set",
+        "debug_context",
+    ]
+    assert tables["compute_sets"]["columns"] == ["id", "compute_set", "name", "num_vertex_types"]
 
     assert answer["required"]["ok"] is True
     assert answer["required"]["problems"] == []
     assert [t["table"] for t in answer["required"]["tables"]] == list(REQUIRED)
-    assert all(t["present"] and t["missing_columns"] == []
-               for t in answer["required"]["tables"])
+    assert all(t["present"] and t["missing_columns"] == [] for t in answer["required"]["tables"])
     assert sha256(golden) == before and golden.stat().st_mtime_ns == mtime
-    assert sorted(p.name for p in golden.parent.iterdir()) == ["profile.pop",
-                                                               "pva-double.json"]
+    assert sorted(p.name for p in golden.parent.iterdir()) == ["profile.pop", "pva-double.json"]
 
 
 def test_text_output_lists_tables_and_the_required_ones(golden):
@@ -123,25 +135,34 @@ def test_missing_tables_and_columns_are_reported_not_fatal(tmp_path, golden):
     answer = inspect_json(golden, pva=False)
     assert answer["required"]["ok"] is False
     assert answer["required"]["problems"] == [
-        "table 'steps_by_ipu' has no column 'cycles'", "no table 'memory_by_tile'"]
+        "table 'steps_by_ipu' has no column 'cycles'",
+        "no table 'memory_by_tile'",
+    ]
     status = {t["table"]: t for t in answer["required"]["tables"]}
-    assert status["steps_by_ipu"] == {"table": "steps_by_ipu", "present": True,
-                                      "missing_columns": ["cycles"]}
+    assert status["steps_by_ipu"] == {
+        "table": "steps_by_ipu",
+        "present": True,
+        "missing_columns": ["cycles"],
+    }
     assert status["memory_by_tile"]["present"] is False
     assert status["steps"]["missing_columns"] == []
 
     text = invoke_extract("inspect", golden, pva=False).stdout.decode("utf-8")
-    assert ("extractor's tables and columns: MISSING: table 'steps_by_ipu' has no column "
-            "'cycles'; no table 'memory_by_tile'") in text
+    assert (
+        "extractor's tables and columns: MISSING: table 'steps_by_ipu' has no column "
+        "'cycles'; no table 'memory_by_tile'"
+    ) in text
     assert "  steps_by_ipu     missing columns: cycles" in text.splitlines()
     assert "  memory_by_tile   missing" in text.splitlines()
 
 
 def test_large_tables_are_estimated_from_rowids_and_exact_counts_them(tmp_path):
     # Two rows whose rowids span a million: a cheap answer must not count them.
-    path = make_db(tmp_path / "gaps.pop", "CREATE TABLE steps (id INTEGER PRIMARY KEY, "
-                   "type TEXT); CREATE TABLE small (x);",
-                   [("steps", [(1, "a"), (1000000, "b")]), ("small", [(1,), (2,), (3,)])])
+    path = make_db(
+        tmp_path / "gaps.pop",
+        "CREATE TABLE steps (id INTEGER PRIMARY KEY, type TEXT); CREATE TABLE small (x);",
+        [("steps", [(1, "a"), (1000000, "b")]), ("small", [(1,), (2,), (3,)])],
+    )
     tables = by_name(inspect_json(path, pva=False))
     assert tables["steps"]["rows"] == 1000000
     assert tables["steps"]["rows_estimated"] is True
@@ -154,8 +175,7 @@ def test_large_tables_are_estimated_from_rowids_and_exact_counts_them(tmp_path):
 
     text = invoke_extract("inspect", path, pva=False).stdout.decode("utf-8")
     assert "~ or > marks an estimated count" in text
-    assert ["steps", "~1,000,000", "id,", "type"] in [line.split() for line in
-                                                     text.splitlines()]
+    assert ["steps", "~1,000,000", "id,", "type"] in [line.split() for line in text.splitlines()]
     assert "rowid span: ~ counts are max(rowid) - min(rowid) + 1" in text
     text = invoke_extract("inspect", path, "--exact", pva=False).stdout.decode("utf-8")
     assert "~" not in text
@@ -163,8 +183,7 @@ def test_large_tables_are_estimated_from_rowids_and_exact_counts_them(tmp_path):
 
 
 def test_a_span_within_the_limit_is_counted_exactly(tmp_path):
-    path = make_db(tmp_path / "p.pop", "CREATE TABLE t (v)",
-                   [("t", [(i,) for i in range(5)])])
+    path = make_db(tmp_path / "p.pop", "CREATE TABLE t (v)", [("t", [(i,) for i in range(5)])])
     db = sqlite3.connect(str(path))
     db.execute("DELETE FROM t WHERE v IN (1, 3)")  # a gap inside the span
     db.execute("INSERT INTO t(rowid, v) VALUES (?, 9)", (EXACT_COUNT_LIMIT,))
@@ -179,12 +198,17 @@ def test_large_tables_are_not_read_through(tmp_path):
     path = tmp_path / "big.pop"
     db = sqlite3.connect(str(path))
     db.execute("CREATE TABLE big (id INTEGER PRIMARY KEY, v INTEGER)")
-    db.executemany("INSERT INTO big VALUES (?, ?)",
-                   ((i, 7 * i) for i in range(1, EXACT_COUNT_LIMIT + 50001)))
+    db.executemany(
+        "INSERT INTO big VALUES (?, ?)", ((i, 7 * i) for i in range(1, EXACT_COUNT_LIMIT + 50001))
+    )
     db.commit()
     try:
-        leaves = [r[0] for r in db.execute("SELECT pageno FROM dbstat WHERE name = 'big' "
-                                           "AND pagetype = 'leaf' ORDER BY path")]
+        leaves = [
+            r[0]
+            for r in db.execute(
+                "SELECT pageno FROM dbstat WHERE name = 'big' AND pagetype = 'leaf' ORDER BY path"
+            )
+        ]
     except sqlite3.OperationalError:
         pytest.skip("this SQLite has no dbstat table to find a leaf page with")
     page_size = db.execute("PRAGMA page_size").fetchone()[0]
@@ -198,17 +222,22 @@ def test_large_tables_are_not_read_through(tmp_path):
     assert big["rows"] == EXACT_COUNT_LIMIT + 50000 and big["rows_estimated"] is True
     exact = invoke_extract("inspect", path, "--exact", pva=False)
     assert exact.code == 1
-    assert exact.stderr == "extract: error: {}: damaged or truncated SQLite file (database " \
-                           "disk image is malformed)\n".format(path)
+    assert (
+        exact.stderr
+        == "extract: error: {}: damaged or truncated SQLite file (database "
+        "disk image is malformed)\n".format(path)
+    )
     assert sha256(path) == before
 
 
 def test_tables_without_rowid(tmp_path):
     over = EXACT_COUNT_LIMIT + 7
-    path = make_db(tmp_path / "w.pop",
-                   "CREATE TABLE few (k INTEGER PRIMARY KEY, v) WITHOUT ROWID;"
-                   "CREATE TABLE many (k INTEGER PRIMARY KEY) WITHOUT ROWID;",
-                   [("few", [(1, "a"), (5, "b")]), ("many", [(i,) for i in range(over)])])
+    path = make_db(
+        tmp_path / "w.pop",
+        "CREATE TABLE few (k INTEGER PRIMARY KEY, v) WITHOUT ROWID;"
+        "CREATE TABLE many (k INTEGER PRIMARY KEY) WITHOUT ROWID;",
+        [("few", [(1, "a"), (5, "b")]), ("many", [(i,) for i in range(over)])],
+    )
     tables = by_name(inspect_json(path, pva=False))
     assert (tables["few"]["rows"], tables["few"]["rows_method"]) == (2, "count")
     many = tables["many"]
@@ -216,7 +245,8 @@ def test_tables_without_rowid(tmp_path):
     assert many["rows_method"] == "lower bound" and many["rows_estimated"] is True
     text = invoke_extract("inspect", path, pva=False).stdout.decode("utf-8")
     assert ["many", ">{:,}".format(EXACT_COUNT_LIMIT), "k"] in [
-        line.split() for line in text.splitlines()]
+        line.split() for line in text.splitlines()
+    ]
     assert "> counts are lower bounds" in text
     exact = by_name(inspect_json(path, "--exact", pva=False))["many"]
     assert (exact["rows"], exact["rows_method"]) == (over, "count")
@@ -229,21 +259,28 @@ def test_tables_without_rowid(tmp_path):
     db.close()
     many = by_name(inspect_json(path, pva=False))["many"]
     assert (many["rows"], many["rows_method"], many["rows_estimated"]) == (
-        over, "sqlite_stat1", True)
+        over,
+        "sqlite_stat1",
+        True,
+    )
     assert "sqlite_stat1" not in by_name(inspect_json(path, pva=False))  # SQLite's own
 
 
 def test_odd_tables_do_not_break_it(tmp_path):
-    path = make_db(tmp_path / "odd.pop",
-                   'CREATE TABLE "we""ird name" (rowid, _rowid_, oid);'
-                   "CREATE VIRTUAL TABLE texts USING fts5(body);"
-                   "CREATE TABLE empty (x);",
-                   [('"we""ird name"', [(1, 2, 3)])])
+    path = make_db(
+        tmp_path / "odd.pop",
+        'CREATE TABLE "we""ird name" (rowid, _rowid_, oid);'
+        "CREATE VIRTUAL TABLE texts USING fts5(body);"
+        "CREATE TABLE empty (x);",
+        [('"we""ird name"', [(1, 2, 3)])],
+    )
     db = sqlite3.connect(str(path))
     db.execute("PRAGMA writable_schema = ON")  # a virtual table of a module nobody has
-    db.execute("INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES "
-               "('table', 'ghost', 'ghost', 0, 'CREATE VIRTUAL TABLE ghost USING "
-               "nosuchmodule(a, b)')")
+    db.execute(
+        "INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES "
+        "('table', 'ghost', 'ghost', 0, 'CREATE VIRTUAL TABLE ghost USING "
+        "nosuchmodule(a, b)')"
+    )
     db.commit()
     db.close()
     tables = by_name(inspect_json(path, pva=False))
@@ -261,10 +298,11 @@ def test_odd_tables_do_not_break_it(tmp_path):
 
 # --- bad files --------------------------------------------------------------------------
 
+
 def _truncated(tmp_path):
     data = (golden_case_folder() / "profile.pop").read_bytes()
     path = tmp_path / "truncated.pop"
-    path.write_bytes(data[:len(data) // 3])
+    path.write_bytes(data[: len(data) // 3])
     return path, "damaged or truncated SQLite file (database disk image is malformed)"
 
 
@@ -289,9 +327,11 @@ def _empty(tmp_path):
     return path, None
 
 
-@pytest.mark.parametrize("make, as_json", [(_truncated, False), (_not_sqlite, True),
-                                           (_missing, False), (_folder, True)],
-                         ids=["truncated", "not-sqlite", "missing", "folder"])
+@pytest.mark.parametrize(
+    "make, as_json",
+    [(_truncated, False), (_not_sqlite, True), (_missing, False), (_folder, True)],
+    ids=["truncated", "not-sqlite", "missing", "folder"],
+)
 def test_bad_files_give_one_line_and_exit_1(tmp_path, make, as_json):
     path, problem = make(tmp_path)
     before = sha256(path) if path.is_file() else None
@@ -328,6 +368,7 @@ def test_help_lists_the_commands():
 
 # --- what pva says ----------------------------------------------------------------------
 
+
 def test_without_pva(golden):
     answer = inspect_json(golden, pva=False)
     assert answer["pva"]["asked"] is True
@@ -336,8 +377,10 @@ def test_without_pva(golden):
     assert "No module named 'pva'" in answer["pva"]["error"]
     assert answer["report"] is None
     text = invoke_extract("inspect", golden, pva=False).stdout.decode("utf-8")
-    assert "pva: not importable (ModuleNotFoundError: No module named 'pva'); the Poplar " \
-           "SDK's enable.sh provides it" in text
+    assert (
+        "pva: not importable (ModuleNotFoundError: No module named 'pva'); the Poplar "
+        "SDK's enable.sh provides it" in text
+    )
 
 
 def test_with_the_stand_in(golden):
@@ -348,22 +391,29 @@ def test_with_the_stand_in(golden):
     assert answer["report"]["opened"] is True
     assert answer["report"]["poplar_version"] == "3.3.0 (stand-in)"
     text = invoke_extract("inspect", golden, pva=True).stdout.decode("utf-8")
-    assert "pva: importable, version 3.3.0+stand-in, from {}".format(
-        answer["pva"]["module"]) in text
+    assert (
+        "pva: importable, version 3.3.0+stand-in, from {}".format(answer["pva"]["module"]) in text
+    )
     assert "report: Poplar 3.3.0 (stand-in), profile format " in text
 
 
 def test_no_pva_does_not_import_it(golden):
     answer = inspect_json(golden, "--no-pva", pva=True)
-    assert answer["pva"] == {"asked": False, "importable": None, "version": None,
-                             "module": None, "error": None}
+    assert answer["pva"] == {
+        "asked": False,
+        "importable": None,
+        "version": None,
+        "module": None,
+        "error": None,
+    }
     assert answer["report"] is None
     text = invoke_extract("inspect", "--no-pva", golden, pva=True).stdout.decode("utf-8")
     assert "pva: not asked (--no-pva)" in text
     # and the SQL part is the same either way
     full = inspect_json(golden, pva=True)
-    assert {k: v for k, v in answer.items() if k not in ("pva", "report")} == \
-        {k: v for k, v in full.items() if k not in ("pva", "report")}
+    assert {k: v for k, v in answer.items() if k not in ("pva", "report")} == {
+        k: v for k, v in full.items() if k not in ("pva", "report")
+    }
 
 
 def test_pva_that_cannot_open_the_report(tmp_path):
@@ -380,7 +430,7 @@ def test_pva_that_cannot_open_the_report(tmp_path):
     assert "report: pva could not open it: openReport: " in text
 
 
-FULL_PVA = '''
+FULL_PVA = """
 __version__ = "9.8.7"
 
 class _Version:
@@ -397,9 +447,9 @@ opened = []
 
 def openReport(path, debug_cbor=None):
     return _Report()
-'''
+"""
 
-PARTIAL_PVA = '''
+PARTIAL_PVA = """
 class _Poplar:
     @property
     def string(self):
@@ -410,7 +460,7 @@ class _Report:
 
 def openReport(path):
     return _Report()
-'''
+"""
 
 
 @pytest.mark.parametrize("unstable", [True, False])
@@ -419,13 +469,22 @@ def test_format_version_from_pva(tmp_path, golden, unstable):
     answer = inspect_json(golden, pva=False, env={"PYTHONPATH": str(path)})
     assert answer["pva"]["version"] == "9.8.7"
     assert answer["pva"]["module"] == str(path / "pva" / "__init__.py")
-    assert answer["report"] == {"opened": True, "poplar_version": "3.4.0 (d2e6fb6b5c)",
-                                "format_version": "2.5.1", "unstable_format": unstable,
-                                "errors": []}
-    text = invoke_extract("inspect", golden, pva=False,
-                          env={"PYTHONPATH": str(path)}).stdout.decode("utf-8")
-    assert "report: Poplar 3.4.0 (d2e6fb6b5c), profile format 2.5.1{}\n".format(
-        " (unstable format)" if unstable else "") in text
+    assert answer["report"] == {
+        "opened": True,
+        "poplar_version": "3.4.0 (d2e6fb6b5c)",
+        "format_version": "2.5.1",
+        "unstable_format": unstable,
+        "errors": [],
+    }
+    text = invoke_extract(
+        "inspect", golden, pva=False, env={"PYTHONPATH": str(path)}
+    ).stdout.decode("utf-8")
+    assert (
+        "report: Poplar 3.4.0 (d2e6fb6b5c), profile format 2.5.1{}\n".format(
+            " (unstable format)" if unstable else ""
+        )
+        in text
+    )
 
 
 def test_what_pva_cannot_tell_is_null_and_said(tmp_path, golden):
@@ -438,9 +497,11 @@ def test_what_pva_cannot_tell_is_null_and_said(tmp_path, golden):
     assert report["unstable_format"] is None
     assert report["errors"] == [
         "poplarVersion: RuntimeError: no version recorded",
-        "version: AttributeError: '_Report' object has no attribute 'version'"]
-    text = invoke_extract("inspect", golden, pva=False,
-                          env={"PYTHONPATH": str(path)}).stdout.decode("utf-8")
+        "version: AttributeError: '_Report' object has no attribute 'version'",
+    ]
+    text = invoke_extract(
+        "inspect", golden, pva=False, env={"PYTHONPATH": str(path)}
+    ).stdout.decode("utf-8")
     assert "pva: importable, version unknown (the module has no __version__)" in text
     assert "report: Poplar unknown, profile format unknown" in text
     assert "  pva could not tell poplarVersion: RuntimeError: no version recorded" in text
@@ -448,8 +509,9 @@ def test_what_pva_cannot_tell_is_null_and_said(tmp_path, golden):
 
 def test_pva_that_fails_to_load(tmp_path, golden):
     # The SDK's module found but its native library not: not an ImportError.
-    path = fake_pva(tmp_path / "sdk", 'raise OSError("libpva.so: cannot open shared '
-                                      'object file")\n')
+    path = fake_pva(
+        tmp_path / "sdk", 'raise OSError("libpva.so: cannot open shared object file")\n'
+    )
     answer = inspect_json(golden, pva=False, env={"PYTHONPATH": str(path)})
     assert answer["pva"]["importable"] is False
     assert answer["pva"]["error"] == "OSError: libpva.so: cannot open shared object file"
@@ -468,8 +530,10 @@ def test_edge_profiles_inspect_cleanly(case):
 def test_table_names_match_as_sqlite_matches_them(tmp_path):
     # SQLite (and so the extractor) finds "STEPS" when asked for "steps"; column names are
     # compared as the spec writes them.
-    path = make_db(tmp_path / "case.pop", "CREATE TABLE STEPS (ID, type, program, "
-                                          "compute_set); CREATE TABLE Programs (id, name)")
+    path = make_db(
+        tmp_path / "case.pop",
+        "CREATE TABLE STEPS (ID, type, program, compute_set); CREATE TABLE Programs (id, name)",
+    )
     answer = inspect_json(path, pva=False)
     status = {t["table"]: t for t in answer["required"]["tables"]}
     assert status["steps"] == {"table": "steps", "present": True, "missing_columns": ["id"]}

@@ -19,11 +19,13 @@ def test_debug_traceback_of_a_deeply_nested_rules_file_is_ours_alone(tmp_path, g
     """--debug shows where extract refused the file, not the TOML parser's recursion
     beneath it, nor a second failure "during handling" of it (B904: from None)."""
     rules = _deep_toml(tmp_path / "deep.toml")
-    result = invoke_extract("run", "--debug", "--rules", rules, golden_profile,
-                            "-o", tmp_path / "summary.json")
+    result = invoke_extract(
+        "run", "--debug", "--rules", rules, golden_profile, "-o", tmp_path / "summary.json"
+    )
     assert result.code == 2, result
     assert result.stderr.splitlines()[-1] == (
-        "extract: error: {}: not valid TOML: arrays or tables nested too deeply".format(rules))
+        "extract: error: {}: not valid TOML: arrays or tables nested too deeply".format(rules)
+    )
     assert "Traceback" in result.stderr
     assert "RecursionError" not in result.stderr
     assert DURING_HANDLING not in result.stderr
@@ -40,6 +42,7 @@ def test_debug_traceback_names_the_cause_of_a_one_line_error(tmp_path):
     result = invoke_extract("compare", "--debug", broken, other)
     assert result.code == 1, result
     assert result.stderr.splitlines()[-1].startswith(
-        "extract: error: {}: not a summary: not JSON (".format(broken))
+        "extract: error: {}: not a summary: not JSON (".format(broken)
+    )
     assert DIRECT_CAUSE in result.stderr
     assert DURING_HANDLING not in result.stderr

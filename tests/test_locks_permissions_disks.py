@@ -39,8 +39,9 @@ time.sleep(60)
 
 
 def _hold_lock(profile: Path, how: str):
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(profile), how],
-                              stdout=subprocess.PIPE)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(profile), how], stdout=subprocess.PIPE
+    )
     assert writer.stdout.readline() == b"holding\n"
     return writer
 
@@ -110,8 +111,7 @@ def _to_wal(profile: Path) -> None:
     db = sqlite3.connect(str(profile))
     assert db.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",)
     db.close()
-    assert sorted(p.name for p in profile.parent.iterdir()) == ["profile.pop",
-                                                                 "pva-double.json"]
+    assert sorted(p.name for p in profile.parent.iterdir()) == ["profile.pop", "pva-double.json"]
 
 
 def test_wal_profile_in_a_read_only_folder_leaves_nothing_beside_it(tmp_path):
@@ -137,14 +137,22 @@ def test_wal_profile_with_its_log_beside_it_is_an_error(tmp_path):
     profile = bad.write_base(tmp_path / "case")
     _to_wal(profile)
     # Commit into the log and leave it there (a writer that has not checkpointed).
-    writer = subprocess.Popen([sys.executable, "-c", r"""
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            r"""
 import sqlite3, sys, time
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 db.execute("PRAGMA wal_autocheckpoint = 0")
 db.execute("UPDATE memory_by_tile SET total = total + 1")
 print("committed", flush=True)
 time.sleep(60)
-""", str(profile)], stdout=subprocess.PIPE)
+""",
+            str(profile),
+        ],
+        stdout=subprocess.PIPE,
+    )
     try:
         assert writer.stdout.readline() == b"committed\n"
         before = folder_state(profile.parent)
@@ -160,6 +168,7 @@ time.sleep(60)
 
 # ---- permissions, folders, links ----------------------------------------------------
 
+
 def _without_root_privileges():
     """A command prefix under which file permissions apply, and how, or None."""
     if os.geteuid() != 0:
@@ -170,8 +179,11 @@ def _without_root_privileges():
     # Root stays root but loses the capabilities that bypass file permissions.
     prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
     probe = subprocess.run(prefix + ["true"], check=False)
-    return (prefix, "root without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH") \
-        if probe.returncode == 0 else None
+    return (
+        (prefix, "root without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH")
+        if probe.returncode == 0
+        else None
+    )
 
 
 def _require_permissions():
@@ -220,11 +232,13 @@ def test_symlink_loop_profile(tmp_path):
 
 # ---- writes -------------------------------------------------------------------------
 
+
 def _limit_file_size(limit: int):
     def apply():
         # Writes past `limit` bytes fail with EFBIG instead of killing the process.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
     return apply
 
 
@@ -264,8 +278,9 @@ def test_full_disk_in_a_batch_keeps_previous_outputs_and_the_index(tmp_path):
     assert (out / "index.jsonl").read_bytes() == index_before
     for path in out.rglob("summary.json"):
         assert json.loads(path.read_bytes())["qkv_executions"] == 2
-    assert {p.name: p.read_bytes() for p in out.rglob("summary.json")} == \
-        {k: v for k, v in before.items() if k == "summary.json"}
+    assert {p.name: p.read_bytes() for p in out.rglob("summary.json")} == {
+        k: v for k, v in before.items() if k == "summary.json"
+    }
     assert [p for p in out.rglob("*partial*")] == []
     # A rerun with room again finds every profile up to date.
     again = invoke_extract("runs", "-o", "out", cwd=tmp_path)
@@ -276,8 +291,12 @@ def _tiny_tmpfs(where: Path):
     if os.geteuid() != 0 or shutil.which("mount") is None:
         return False
     where.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(where)],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(where)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        check=False,
+    )
     return done.returncode == 0
 
 
@@ -305,8 +324,18 @@ def test_a_really_full_disk(tmp_path):
         subprocess.run(["umount", str(disk)], check=False)
 
 
-HOSTILE_FOLDERS = ["...", "-o", "a\nb", " lead", "tab\there", "\u00e9t\u00e9",
-                   "x" * 200, ".hidden", "a;rm -rf x", "$(touch pwned)"]
+HOSTILE_FOLDERS = [
+    "...",
+    "-o",
+    "a\nb",
+    " lead",
+    "tab\there",
+    "\u00e9t\u00e9",
+    "x" * 200,
+    ".hidden",
+    "a;rm -rf x",
+    "$(touch pwned)",
+]
 
 
 def test_hostile_folder_names_stay_inside_the_output_folder(tmp_path):
@@ -324,7 +353,8 @@ def test_hostile_folder_names_stay_inside_the_output_folder(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "runs"]
     entries = index_lines(out)
     assert sorted(e["output"] for e in entries) == sorted(
-        "out/{}/in/summary.json".format(n) for n in HOSTILE_FOLDERS)
+        "out/{}/in/summary.json".format(n) for n in HOSTILE_FOLDERS
+    )
 
 
 def test_index_symlink_is_not_written_through(tmp_path):
@@ -340,6 +370,7 @@ def test_index_symlink_is_not_written_through(tmp_path):
 
 
 # ---- rules files the existing tests do not cover -------------------------------------
+
 
 @pytest.mark.parametrize("case", ["not utf-8", "a folder", "empty"])
 def test_odd_rules_files(tmp_path, case):
@@ -363,8 +394,11 @@ def test_odd_rules_files(tmp_path, case):
 def test_bad_rules_stop_a_batch_before_anything_is_written(tmp_path):
     copy_case(EDGE / "one-anchor", tmp_path / "runs" / "a")
     rules = tmp_path / "rules.toml"
-    rules.write_text((REPO / "stage_rules.toml").read_text().replace(
-        'kernel = "/Convolve$"', 'kernel = "(/Convolve$"'))
+    rules.write_text(
+        (REPO / "stage_rules.toml")
+        .read_text()
+        .replace('kernel = "/Convolve$"', 'kernel = "(/Convolve$"')
+    )
     result = invoke_extract("runs", "-o", "out", "--rules", rules, cwd=tmp_path)
     assert result.code == 2, result
     check_error_line(result.stderr, str(rules), r"selector 'kernel' is not a valid regular")
@@ -403,8 +437,9 @@ def test_unreadable_and_locked_profiles_in_a_batch_of_good_ones(tmp_path):
     writer = _hold_lock(locked, "EXCLUSIVE")
     unreadable.chmod(0)
     try:
-        code, stderr = _run_without_root(prefix, ["runs", "-o", "out", "-j", "2"],
-                                         cwd=str(tmp_path))
+        code, stderr = _run_without_root(
+            prefix, ["runs", "-o", "out", "-j", "2"], cwd=str(tmp_path)
+        )
     finally:
         unreadable.chmod(0o644)
         writer.kill()
@@ -412,8 +447,10 @@ def test_unreadable_and_locked_profiles_in_a_batch_of_good_ones(tmp_path):
     assert code == 1, stderr
     lines = stderr.splitlines()
     assert "extract: error: runs/b-unreadable/profile.pop: permission denied" in lines
-    assert ("extract: note: runs/c-locked/profile.pop: profile.pop-journal beside it: "
-            "still being written, skipped") in lines
+    assert (
+        "extract: note: runs/c-locked/profile.pop: profile.pop-journal beside it: "
+        "still being written, skipped"
+    ) in lines
     assert lines[-1] == "3 extracted, 0 up to date, 1 failed"
     entries = index_by(tmp_path / "out", "profile")
     for path in good:

@@ -35,17 +35,24 @@ def test_reference_metrics_by_hand():
     assert all("cs#_" in n or "copy#_" in n for n in names)
     # The order is the comparison's: stages first, attention exchanges last.
     keys = list(found)
-    assert keys.index("stages:total") < keys.index("device_span:1") < keys.index(
-        "qkv_executions") < keys.index("exchange_memory:min") < keys.index(names[0])
+    assert (
+        keys.index("stages:total")
+        < keys.index("device_span:1")
+        < keys.index("qkv_executions")
+        < keys.index("exchange_memory:min")
+        < keys.index(names[0])
+    )
 
 
 def test_null_values_and_repeated_masked_names():
     data = copy.deepcopy(_reference())
     data["device_spans"] = []
     data["allocated_memory"] = {"min(total)": None, "avg(total)": None, "max(total)": None}
-    data["attention_exchanges"] = [{"name": "cs1_/a/ExchangePre", "maximum": 5, "mean": 1.0},
-                                   {"name": "cs2_/a/ExchangePre", "maximum": 7, "mean": 1.0},
-                                   {"name": "cs3_/a/ExchangePre", "maximum": 9, "mean": 1.0}]
+    data["attention_exchanges"] = [
+        {"name": "cs1_/a/ExchangePre", "maximum": 5, "mean": 1.0},
+        {"name": "cs2_/a/ExchangePre", "maximum": 7, "mean": 1.0},
+        {"name": "cs3_/a/ExchangePre", "maximum": 9, "mean": 1.0},
+    ]
     data["kernels"][0]["cycles"] = None
     found = metrics(Summary(data))
     assert not any(n.startswith("device_span:") for n in found)

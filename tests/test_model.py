@@ -37,6 +37,7 @@ def raw(path=A) -> dict:
 
 # ---- the keys, against the spec ----------------------------------------------------
 
+
 def test_there_are_committed_summaries_to_read():
     assert A in ALL_EXPECTED and B in ALL_EXPECTED and len(ALL_EXPECTED) >= 12
 
@@ -46,8 +47,7 @@ def test_the_key_lists_are_the_reference_summarys():
     reference = raw(A)
     assert list(reference) == list(SUMMARY_KEYS)
     assert all(list(kernel) == list(STEP_FIELDS) for kernel in reference["kernels"])
-    assert all(list(e) == list(AttentionExchange._fields)
-               for e in reference["attention_exchanges"])
+    assert all(list(e) == list(AttentionExchange._fields) for e in reference["attention_exchanges"])
     assert list(reference["exchange_memory_per_tile"]) == list(EXCHANGE_MEMORY_FIELDS)
     assert list(reference["allocated_memory"]) == list(ALLOCATED_MEMORY_FIELDS)
 
@@ -81,11 +81,17 @@ def test_summary_dict_orders_the_keys_and_refuses_others():
 
 # ---- the accessors, on the golden summary ----------------------------------------------
 
+
 def test_accessors_of_the_golden_summary():
     summary = Summary.read(A)
     assert summary.stage_cycles() == {
-        "fused QKV projection": 37277, "QK transpose": 8488, "PV": 12900,
-        "output projection": 14153, "MLP up": 48248, "MLP down": 52187}
+        "fused QKV projection": 37277,
+        "QK transpose": 8488,
+        "PV": 12900,
+        "output projection": 14153,
+        "MLP up": 48248,
+        "MLP down": 52187,
+    }
     assert list(summary.stage_cycles()) == [k["stage"] for k in raw(A)["kernels"]]
     assert summary.stages_total == 37277 + 8488 + 12900 + 14153 + 48248 + 52187
     assert summary.device_spans == [15987664, 15987659]
@@ -96,9 +102,15 @@ def test_accessors_of_the_golden_summary():
     assert summary.has_pva and exchanges is not None and len(exchanges) == 17
     assert exchanges[1] == AttentionExchange(
         "cs23_/visual/trunk/blocks/blocks.0/attn/qkv/MatMul/1570/matmulGrouped/Conv_1/"
-        "Convolve/ExchangePre", 324, 171.89945652173913)
-    assert summary.headline() == {"device_spans": [15987664, 15987659], "qkv_executions": 54,
-                                  "stage_cycles": summary.stage_cycles()}
+        "Convolve/ExchangePre",
+        324,
+        171.89945652173913,
+    )
+    assert summary.headline() == {
+        "device_spans": [15987664, 15987659],
+        "qkv_executions": 54,
+        "stage_cycles": summary.stage_cycles(),
+    }
 
 
 def test_a_summary_made_without_pva(tmp_path):
@@ -113,11 +125,13 @@ def test_a_summary_made_without_pva(tmp_path):
 
 # ---- refusing what is not a summary, through `extract compare` -------------------------
 
+
 def _edit(change):
     def edited():
         data = raw(A)
         change(data)
         return json.dumps(data, indent=2)
+
     return edited
 
 
@@ -128,6 +142,7 @@ def _set(*path_and_value):
         for step in path[:-1]:
             data = data[step]
         data[path[-1]] = value
+
     return _edit(change)
 
 
@@ -142,53 +157,81 @@ def _text(text):
 MALFORMED = {
     # a key missing, or several
     "no qkv_executions": (_drop("qkv_executions"), "no 'qkv_executions' key"),
-    "no spans nor memory": (_drop("device_spans", "allocated_memory"),
-                            "no 'device_spans', 'allocated_memory' keys"),
+    "no spans nor memory": (
+        _drop("device_spans", "allocated_memory"),
+        "no 'device_spans', 'allocated_memory' keys",
+    ),
     # a value of the wrong type
     "qkv as text": (_set("qkv_executions", "54"), "'qkv_executions' is not a whole number"),
     "qkv as true": (_set("qkv_executions", True), "'qkv_executions' is not a whole number"),
     "qkv as float": (_set("qkv_executions", 54.0), "'qkv_executions' is not a whole number"),
-    "span as float": (_set("device_spans", [15987664.5]),
-                      "'device_spans' is not a list of whole numbers"),
-    "kernels as object": (_set("kernels", {}),
-                          "'kernels' is not a list of kernels with a stage and cycles"),
-    "kernel without stage": (_edit(lambda d: d["kernels"][2].pop("stage")),
-                             "'kernels' is not a list of kernels with a stage and cycles"),
-    "exchanges as text": (_set("attention_exchanges", "none"),
-                          ("'attention_exchanges' is neither null nor a list of "
-                           "{name, maximum, mean}")),
-    "exchange mean as text": (_edit(lambda d: d["attention_exchanges"][3].update(mean="4.2")),
-                              ("'attention_exchanges' is neither null nor a list of "
-                               "{name, maximum, mean}")),
-    "memory field missing": (_edit(lambda d: d["allocated_memory"].pop("avg(total)")),
-                             ("'allocated_memory' is not an object with min(total), "
-                              "avg(total), max(total)")),
-    "memory as list": (_set("exchange_memory_per_tile", [4436, 15602.7, 37092]),
-                       ("'exchange_memory_per_tile' is not an object with min(b), avg(b), "
-                        "max(b)")),
+    "span as float": (
+        _set("device_spans", [15987664.5]),
+        "'device_spans' is not a list of whole numbers",
+    ),
+    "kernels as object": (
+        _set("kernels", {}),
+        "'kernels' is not a list of kernels with a stage and cycles",
+    ),
+    "kernel without stage": (
+        _edit(lambda d: d["kernels"][2].pop("stage")),
+        "'kernels' is not a list of kernels with a stage and cycles",
+    ),
+    "exchanges as text": (
+        _set("attention_exchanges", "none"),
+        ("'attention_exchanges' is neither null nor a list of {name, maximum, mean}"),
+    ),
+    "exchange mean as text": (
+        _edit(lambda d: d["attention_exchanges"][3].update(mean="4.2")),
+        ("'attention_exchanges' is neither null nor a list of {name, maximum, mean}"),
+    ),
+    "memory field missing": (
+        _edit(lambda d: d["allocated_memory"].pop("avg(total)")),
+        ("'allocated_memory' is not an object with min(total), avg(total), max(total)"),
+    ),
+    "memory as list": (
+        _set("exchange_memory_per_tile", [4436, 15602.7, 37092]),
+        ("'exchange_memory_per_tile' is not an object with min(b), avg(b), max(b)"),
+    ),
     # extra nesting where a number or a list of numbers belongs
     "qkv in a list": (_set("qkv_executions", [54]), "'qkv_executions' is not a whole number"),
-    "spans nested": (_set("device_spans", [[15987664], [15987659]]),
-                     "'device_spans' is not a list of whole numbers"),
-    "memory value nested": (_set("exchange_memory_per_tile", "max(b)", {"value": 37092}),
-                            ("'exchange_memory_per_tile' is not an object with min(b), "
-                             "avg(b), max(b)")),
-    "cycles nested": (_edit(lambda d: d["kernels"][0].update(cycles={"cycles": 37277})),
-                      "'kernels' is not a list of kernels with a stage and cycles"),
-    "summary in a list": (lambda: "[" + A.read_text() + "]",
-                          "a JSON list where a summary is an object"),
+    "spans nested": (
+        _set("device_spans", [[15987664], [15987659]]),
+        "'device_spans' is not a list of whole numbers",
+    ),
+    "memory value nested": (
+        _set("exchange_memory_per_tile", "max(b)", {"value": 37092}),
+        ("'exchange_memory_per_tile' is not an object with min(b), avg(b), max(b)"),
+    ),
+    "cycles nested": (
+        _edit(lambda d: d["kernels"][0].update(cycles={"cycles": 37277})),
+        "'kernels' is not a list of kernels with a stage and cycles",
+    ),
+    "summary in a list": (
+        lambda: "[" + A.read_text() + "]",
+        "a JSON list where a summary is an object",
+    ),
     "nested too deeply": (_text("[" * 100000 + "]" * 100000), "JSON nested too deeply"),
     # numbers no summary holds, wherever they stand
-    "NaN mean": (lambda: A.read_text().replace("4.627717391304348", "NaN"),
-                 "NaN, which is not a JSON number (a summary's numbers are finite)"),
-    "Infinity span": (lambda: A.read_text().replace("15987659", "-Infinity"),
-                      ("-Infinity, which is not a JSON number (a summary's numbers are "
-                       "finite)")),
-    "1e400": (lambda: A.read_text().replace("550544.296875", "1e400"),
-              "the number 1e400 is beyond what a float holds"),
-    "2**64": (lambda: A.read_text().replace("596494", str(2 ** 64)),
-              ("the whole number 18446744073709551616 (20 digits) is beyond the 64 bits of "
-               "a summary's numbers")),
+    "NaN mean": (
+        lambda: A.read_text().replace("4.627717391304348", "NaN"),
+        "NaN, which is not a JSON number (a summary's numbers are finite)",
+    ),
+    "Infinity span": (
+        lambda: A.read_text().replace("15987659", "-Infinity"),
+        ("-Infinity, which is not a JSON number (a summary's numbers are finite)"),
+    ),
+    "1e400": (
+        lambda: A.read_text().replace("550544.296875", "1e400"),
+        "the number 1e400 is beyond what a float holds",
+    ),
+    "2**64": (
+        lambda: A.read_text().replace("596494", str(2**64)),
+        (
+            "the whole number 18446744073709551616 (20 digits) is beyond the 64 bits of "
+            "a summary's numbers"
+        ),
+    ),
     # not JSON text at all
     "not UTF-8": (lambda: b"\xff\xfe{}", "not UTF-8 text"),
 }
@@ -233,6 +276,7 @@ def test_extra_keys_are_allowed():
 
 # ---- what compare and the batch index take from it ---------------------------------------
 
+
 def test_compare_rows_are_the_models_numbers():
     result = invoke_extract("compare", A, B, "-f", "json", pva=False)
     assert result.code == 0, result
@@ -245,9 +289,13 @@ def test_compare_rows_are_the_models_numbers():
     assert rows[("QKV executions", "QKV executions")] == [54, 54]
     for name in MinMeanMax._fields:
         assert rows[("exchange code per tile", "exchange code per tile, " + name)] == [
-            getattr(a.exchange_memory, name), getattr(b.exchange_memory, name)]
+            getattr(a.exchange_memory, name),
+            getattr(b.exchange_memory, name),
+        ]
         assert rows[("allocated memory per tile", "allocated memory per tile, " + name)] == [
-            getattr(a.allocated_memory, name), getattr(b.allocated_memory, name)]
+            getattr(a.allocated_memory, name),
+            getattr(b.allocated_memory, name),
+        ]
 
 
 def test_the_batch_index_line_carries_the_summarys_headline(tmp_path):
@@ -263,6 +311,7 @@ def test_the_batch_index_line_carries_the_summarys_headline(tmp_path):
 
 
 # ---- a summary extract writes, compare reads --------------------------------------
+
 
 def test_compare_reads_a_summary_whose_kernel_cycles_are_null(tmp_path):
     # A NULL cycles in the profile is written as null (docs/errors.md, odd data): compare used to
@@ -284,10 +333,10 @@ def test_compare_reads_a_summary_whose_kernel_cycles_are_null(tmp_path):
     stage = nulls[0]["stage"]
     result = invoke_extract("compare", folders["base"], folders["null"], "--format", "json")
     assert result.code == 0, result
-    rows = {(row["section"], row["metric"]): row["values"]
-            for row in json.loads(result.stdout)["rows"]}
-    base_stage = sum(k["cycles"] for k in raw(folders["base"])["kernels"]
-                     if k["stage"] == stage)
+    rows = {
+        (row["section"], row["metric"]): row["values"] for row in json.loads(result.stdout)["rows"]
+    }
+    base_stage = sum(k["cycles"] for k in raw(folders["base"])["kernels"] if k["stage"] == stage)
     stage_rows = [key for key in rows if key[1] == stage]
     assert len(stage_rows) == 1
     assert rows[stage_rows[0]] == [base_stage, None]

@@ -48,8 +48,10 @@ def test_the_fixtures_have_pva_facts_to_null():
     summary = json.loads(EXPECTED_TEXT)
     assert summary["attention_exchanges"]
     assert all(k["vertices"] for k in summary["kernels"])
-    edge = [json.loads((EDGE / case / "expected.json").read_text(encoding="ascii"))
-            for case in EDGE_CASES]
+    edge = [
+        json.loads((EDGE / case / "expected.json").read_text(encoding="ascii"))
+        for case in EDGE_CASES
+    ]
     assert any(k["max_exchange_code_bytes"] for s in edge for k in s["kernels"])
 
 
@@ -63,14 +65,17 @@ def work(tmp_path, golden_profile):
 def test_golden_without_pva_is_the_reference_with_pva_fields_null(work, golden_profile):
     expected = summary_bytes_of(without_pva(json.loads(EXPECTED_TEXT)))
     before = sha256(golden_profile)
-    result = invoke_extract(GOLDEN_PROFILE_ARG, "--no-pva", "-o", "summary.json", cwd=work,
-                            pva=False)
+    result = invoke_extract(
+        GOLDEN_PROFILE_ARG, "--no-pva", "-o", "summary.json", cwd=work, pva=False
+    )
     assert result.code == 0, result
     assert result.stderr == ""
     assert (work / "summary.json").read_bytes() == expected
     assert sha256(golden_profile) == before
     assert sorted(p.name for p in golden_profile.parent.iterdir()) == [
-        "profile.pop", "pva-double.json"]
+        "profile.pop",
+        "pva-double.json",
+    ]
 
 
 def test_no_pva_to_standard_output(work):
@@ -78,8 +83,10 @@ def test_no_pva_to_standard_output(work):
     result = invoke_extract("--no-pva", GOLDEN_PROFILE_ARG, cwd=work, pva=False)
     assert result.code == 0, result
     assert result.stdout == expected
-    assert invoke_extract("run", GOLDEN_PROFILE_ARG, "--no-pva", "-o", "-", cwd=work,
-                          pva=False).stdout == expected
+    assert (
+        invoke_extract("run", GOLDEN_PROFILE_ARG, "--no-pva", "-o", "-", cwd=work, pva=False).stdout
+        == expected
+    )
 
 
 def test_no_pva_never_asks_pva_even_when_it_is_there(tmp_path):

@@ -67,6 +67,7 @@ def run_with(args, **popen):
 
 # ---- a device, FIFO or socket as -o ------------------------------------------
 
+
 def test_single_output_onto_a_character_device_writes_into_it(tmp_path):
     profile = bad.write_base(tmp_path / "case")
     null = tmp_path / "null"
@@ -114,8 +115,12 @@ def test_single_output_onto_a_fifo_nobody_reads_is_one_line_not_a_hang(tmp_path)
     os.mkfifo(str(fifo))
     result = run_extract(profile, "-o", fifo, timeout=30)
     assert result.code == 1, result
-    check_error_line(result.stderr, str(fifo), r"^is a FIFO \(named pipe\) that nobody is "
-                                               r"reading")
+    check_error_line(
+        result.stderr,
+        str(fifo),
+        r"^is a FIFO \(named pipe\) that nobody is "
+        r"reading",
+    )
     assert stat.S_ISFIFO(mode_of(fifo))
 
 
@@ -138,10 +143,15 @@ def test_single_output_onto_a_socket_folder_or_block_device_is_refused(tmp_path,
         if kind == "socket":
             server.close()
     assert result.code == 1, result
-    check_error_line(result.stderr, str(target), r"^is a {}: only a regular file is "
-                                                 r"replaced".format(kind))
-    assert {"socket": stat.S_ISSOCK, "folder": stat.S_ISDIR,
-            "block device": stat.S_ISBLK}[kind](mode_of(target))
+    check_error_line(
+        result.stderr,
+        str(target),
+        r"^is a {}: only a regular file is "
+        r"replaced".format(kind),
+    )
+    assert {"socket": stat.S_ISSOCK, "folder": stat.S_ISDIR, "block device": stat.S_ISBLK}[kind](
+        mode_of(target)
+    )
 
 
 def test_single_output_through_a_link_to_stdout_does_not_replace_the_link(tmp_path):
@@ -185,6 +195,7 @@ def test_chart_onto_a_character_device_writes_into_it(tmp_path):
 
 # ---- in a batch: OUTDIR holds only regular files ------------------------------
 
+
 def batch_input(tmp_path: Path) -> Path:
     bad.write_base(tmp_path / "runs" / "case")
     return tmp_path / "runs" / "case"
@@ -210,13 +221,18 @@ def test_batch_never_writes_into_nor_replaces_a_special_file(tmp_path, name, kin
     result = run_extract(runs, "-o", out, "--csv", "-q", timeout=60)
     assert result.code == 1, result
     assert result.stderr.splitlines()[-1] == "0 extracted, 0 up to date, 1 failed"
-    check_error_line("\n".join(result.stderr.splitlines()[:-1]), str(special),
-                     r"^is a {}, not a regular file".format(
-                         "FIFO \\(named pipe\\)" if kind == "fifo" else "character device"))
+    check_error_line(
+        "\n".join(result.stderr.splitlines()[:-1]),
+        str(special),
+        r"^is a {}, not a regular file".format(
+            "FIFO \\(named pipe\\)" if kind == "fifo" else "character device"
+        ),
+    )
     assert (stat.S_ISFIFO if kind == "fifo" else stat.S_ISCHR)(mode_of(special))
     assert index_entry(out)["status"] == "failed"
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [".index.jsonl.lock", "index.jsonl", name])
+        [".index.jsonl.lock", "index.jsonl", name]
+    )
 
 
 def test_batch_summary_that_is_a_symbolic_link_is_refused_not_followed(tmp_path):
@@ -229,7 +245,8 @@ def test_batch_summary_that_is_a_symbolic_link_is_refused_not_followed(tmp_path)
     result = invoke_extract(runs, "-o", out, "-q")
     assert result.code == 1, result
     assert index_entry(out)["reason"].startswith(
-        "{}: is a symbolic link, not a regular file".format(out / "summary.json"))
+        "{}: is a symbolic link, not a regular file".format(out / "summary.json")
+    )
     assert os.path.islink(str(out / "summary.json"))
     assert victim.read_bytes() == b"keep\n"
 
@@ -349,14 +366,19 @@ def test_single_csv_onto_a_character_device_is_refused_before_anything_changes(t
 
 # ---- output folders that cannot be made or written ---------------------------
 
+
 def test_batch_outdir_under_a_regular_file_is_one_line(tmp_path):
     runs = batch_input(tmp_path)
     (tmp_path / "file").write_bytes(b"x")
     out = tmp_path / "file" / "out"
     result = invoke_extract(runs, "-o", out)
     assert result.code == 1, result
-    check_error_line(result.stderr, str(out), r"^cannot make the output folder: a part "
-                                              r"of it is a file")
+    check_error_line(
+        result.stderr,
+        str(out),
+        r"^cannot make the output folder: a part "
+        r"of it is a file",
+    )
     assert (tmp_path / "file").read_bytes() == b"x"
 
 
@@ -379,8 +401,11 @@ def test_single_output_under_a_regular_file_is_one_line(tmp_path):
     (tmp_path / "file").write_bytes(b"x")
     result = invoke_extract(profile, "-o", tmp_path / "file" / "summary.json")
     assert result.code == 1, result
-    check_error_line(result.stderr, str(tmp_path / "file" / "summary.json"),
-                     r"^cannot write: a part of .* is a file")
+    check_error_line(
+        result.stderr,
+        str(tmp_path / "file" / "summary.json"),
+        r"^cannot write: a part of .* is a file",
+    )
 
 
 @pytest.mark.parametrize("mode", ["single", "batch"])
@@ -400,13 +425,18 @@ def test_read_only_output_folder_is_one_line(tmp_path, immutable, mode, where):
         # The batch's first write in an existing OUTDIR is its index's lock file.
         source = folder / ".index.jsonl.lock" if where == "outdir" else folder
     assert result.code == 1, result
-    check_error_line(result.stderr, str(source), r"(cannot write|cannot make the output "
-                                                 r"folder|cannot open the index's lock "
-                                                 r"file): Operation not permitted$")
+    check_error_line(
+        result.stderr,
+        str(source),
+        r"(cannot write|cannot make the output "
+        r"folder|cannot open the index's lock "
+        r"file): Operation not permitted$",
+    )
     assert list(readonly.iterdir()) == []
 
 
 # ---- a closed or broken standard output --------------------------------------
+
 
 def closed_stdout():
     os.close(1)
@@ -449,8 +479,12 @@ def test_stdout_whose_reader_has_gone_is_one_line_without_noise(tmp_path, comman
 # What typer writes itself (--help, --version), before any command runs: the same one
 # line as a command's own output, never a traceback.
 
-@pytest.mark.parametrize("args", [["--version"], ["--help"], ["compare", "--help"]],
-                         ids=["version", "help", "compare-help"])
+
+@pytest.mark.parametrize(
+    "args",
+    [["--version"], ["--help"], ["compare", "--help"]],
+    ids=["version", "help", "compare-help"],
+)
 def test_help_and_version_onto_a_full_disk_are_one_line(tmp_path, args):
     full = tmp_path / "full"
     os.mknod(str(full), 0o666 | stat.S_IFCHR, os.makedev(1, 7))  # a second /dev/full

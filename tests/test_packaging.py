@@ -12,5 +12,6 @@ def test_the_wheel_carries_the_type_marker_and_the_default_rules(wheel):
         assert "extractor/py.typed" in names
         assert "extractor/stage_rules.toml" in names
         assert archive.read("extractor/py.typed") == (REPO / "extractor" / "py.typed").read_bytes()
-        assert (archive.read("extractor/stage_rules.toml")
-                == (REPO / "stage_rules.toml").read_bytes())
+        assert (
+            archive.read("extractor/stage_rules.toml") == (REPO / "stage_rules.toml").read_bytes()
+        )

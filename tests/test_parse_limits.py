@@ -30,32 +30,41 @@ def no_surprise(result) -> None:
 
 # ---- rules files (and a byte-order mark) --------------------------------
 
+
 def _rules_with_pattern(pattern: str) -> str:
     """The installed rules with a first rule of `pattern` (a TOML literal string)."""
     text = RULES.read_text(encoding="utf-8")
     first = text.index("[[rules]]")
-    return (text[:first] + "[[rules]]\npattern = '{}'\nlabel = 'deep'\n\n".format(pattern)
-            + text[first:])
+    return (
+        text[:first]
+        + "[[rules]]\npattern = '{}'\nlabel = 'deep'\n\n".format(pattern)
+        + text[first:]
+    )
 
 
-@pytest.mark.parametrize("name, text", [
-    ("arrays", "fallback = 'x'\nv = " + "[" * 5000 + "]" * 5000 + "\n"),
-    ("inline tables", "fallback = 'x'\nv = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n"),
-])
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("arrays", "fallback = 'x'\nv = " + "[" * 5000 + "]" * 5000 + "\n"),
+        ("inline tables", "fallback = 'x'\nv = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n"),
+    ],
+)
 def test_rules_file_nested_too_deep_is_a_usage_error(tmp_path, name, text):
     rules = tmp_path / "deep.toml"
     rules.write_text(text, encoding="utf-8")
     profile = bad.write_base(tmp_path / "case")
-    result = invoke_extract("--rules", rules, "--no-pva", profile, "-o", tmp_path / "s.json",
-                         pva=False)
+    result = invoke_extract(
+        "--rules", rules, "--no-pva", profile, "-o", tmp_path / "s.json", pva=False
+    )
     no_surprise(result)
     assert result.code == 2, result
     check_error_line(result.stderr, str(rules), r"^not valid TOML: .*nested too deeply")
     assert not (tmp_path / "s.json").exists()
 
 
-@pytest.mark.parametrize("pattern", ["(" * 2000 + "a" + ")" * 2000,
-                                     "(?:" * 2000 + "a" + ")" * 2000])
+@pytest.mark.parametrize(
+    "pattern", ["(" * 2000 + "a" + ")" * 2000, "(?:" * 2000 + "a" + ")" * 2000]
+)
 def test_rules_regex_nested_too_deep_is_a_usage_error(tmp_path, pattern):
     rules = tmp_path / "deep.toml"
     rules.write_text(_rules_with_pattern(pattern), encoding="utf-8")
@@ -64,16 +73,20 @@ def test_rules_regex_nested_too_deep_is_a_usage_error(tmp_path, pattern):
         result = invoke_extract(*(command + ["--rules", rules]), pva=False)
         no_surprise(result)
         assert result.code == 2, result
-        check_error_line(result.stderr, str(rules),
-                         r"^rule 1: pattern is not a valid regular expression .*nested too "
-                         r"deeply")
+        check_error_line(
+            result.stderr,
+            str(rules),
+            r"^rule 1: pattern is not a valid regular expression .*nested too "
+            r"deeply",
+        )
     assert not (tmp_path / "s.json").exists()
 
 
 def stages_refuses_rules(tmp_path, rules: Path, problem: str) -> None:
     """`extract stages` with these rules is a usage error whose one line names them."""
-    result = invoke_extract("stages", bad.write_base(tmp_path / "case"), "--rules", rules,
-                         pva=False)
+    result = invoke_extract(
+        "stages", bad.write_base(tmp_path / "case"), "--rules", rules, pva=False
+    )
     no_surprise(result)
     assert result.code == 2, result
     check_error_line(result.stderr, str(rules), problem)
@@ -82,9 +95,13 @@ def stages_refuses_rules(tmp_path, rules: Path, problem: str) -> None:
 def test_rules_regex_repeat_too_large_is_a_usage_error(tmp_path):
     rules = tmp_path / "huge.toml"
     rules.write_text(_rules_with_pattern("a{4294967296}"), encoding="utf-8")
-    stages_refuses_rules(tmp_path, rules, r"^rule 1: pattern is not a valid regular "
-                         r"expression \('a\{4294967296\}': the repetition number is too "
-                         r"large\)$")
+    stages_refuses_rules(
+        tmp_path,
+        rules,
+        r"^rule 1: pattern is not a valid regular "
+        r"expression \('a\{4294967296\}': the repetition number is too "
+        r"large\)$",
+    )
 
 
 def test_rules_selector_nested_too_deep_is_a_usage_error(tmp_path):
@@ -92,10 +109,16 @@ def test_rules_selector_nested_too_deep_is_a_usage_error(tmp_path):
     start = text.index("anchor = ", text.index("[selectors]"))
     end = text.index("\n", start)
     rules = tmp_path / "deep.toml"
-    rules.write_text(text[:start] + "anchor = '{}'".format("(" * 3000 + ")" * 3000)
-                     + text[end:], encoding="utf-8")
-    stages_refuses_rules(tmp_path, rules, r"^selector 'anchor' is not a valid regular "
-                         r"expression .*nested too deeply")
+    rules.write_text(
+        text[:start] + "anchor = '{}'".format("(" * 3000 + ")" * 3000) + text[end:],
+        encoding="utf-8",
+    )
+    stages_refuses_rules(
+        tmp_path,
+        rules,
+        r"^selector 'anchor' is not a valid regular "
+        r"expression .*nested too deeply",
+    )
 
 
 def test_rules_file_with_a_byte_order_mark_is_read(tmp_path):
@@ -118,30 +141,44 @@ def test_rules_file_with_a_byte_order_mark_is_read(tmp_path):
 
 # ---- --shard slurm -----------------------------------------------------------
 
+
 def _slurm(tmp_path, **variables):
     (tmp_path / "runs" / "a").mkdir(parents=True, exist_ok=True)
     bad.write_base(tmp_path / "runs" / "a")
-    env = {"SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_COUNT": "3",
-           "SLURM_ARRAY_TASK_MIN": "4", "SLURM_ARRAY_TASK_STEP": "1"}
+    env = {
+        "SLURM_ARRAY_TASK_ID": "4",
+        "SLURM_ARRAY_TASK_COUNT": "3",
+        "SLURM_ARRAY_TASK_MIN": "4",
+        "SLURM_ARRAY_TASK_STEP": "1",
+    }
     env.update(variables)
-    return invoke_extract("runs", "-o", "out", "--shard", "slurm", "--no-pva", cwd=tmp_path,
-                          env=env, pva=False)
+    return invoke_extract(
+        "runs", "-o", "out", "--shard", "slurm", "--no-pva", cwd=tmp_path, env=env, pva=False
+    )
 
 
-@pytest.mark.parametrize("variables, pattern", [
-    ({"SLURM_ARRAY_TASK_STEP": "0"}, r"^SLURM_ARRAY_TASK_STEP=0: .*1 or more"),
-    ({"SLURM_ARRAY_TASK_STEP": "-2"}, r"^SLURM_ARRAY_TASK_STEP=-2: .*1 or more"),
-    ({"SLURM_ARRAY_TASK_STEP": "two"}, r"^SLURM_ARRAY_TASK_STEP='two': not a whole number"),
-    ({"SLURM_ARRAY_TASK_ID": "4.0"}, r"^SLURM_ARRAY_TASK_ID='4.0': not a whole number"),
-    ({"SLURM_ARRAY_TASK_ID": "\u0664"}, r"^SLURM_ARRAY_TASK_ID='.': not a whole number"),
-    ({"SLURM_ARRAY_TASK_ID": "1_0"}, r"^SLURM_ARRAY_TASK_ID='1_0': not a whole number"),
-    ({"SLURM_ARRAY_TASK_ID": "9" * 5000}, (r"^SLURM_ARRAY_TASK_ID='9+\.\.\.': not a whole "
-                                           r"number")),
-    ({"SLURM_ARRAY_TASK_COUNT": "0"}, r"^SLURM_ARRAY_TASK_COUNT=0: .*1 or more"),
-    ({"SLURM_ARRAY_TASK_ID": "3"}, r"^SLURM array task 3 is below SLURM_ARRAY_TASK_MIN=4"),
-    ({"SLURM_ARRAY_TASK_ID": "7"}, r"^SLURM array task 7 is outside its 3 tasks"),
-    ({"SLURM_ARRAY_TASK_MIN": "-1"}, r"^SLURM_ARRAY_TASK_MIN=-1: .*0 or more"),
-])
+@pytest.mark.parametrize(
+    "variables, pattern",
+    [
+        ({"SLURM_ARRAY_TASK_STEP": "0"}, r"^SLURM_ARRAY_TASK_STEP=0: .*1 or more"),
+        ({"SLURM_ARRAY_TASK_STEP": "-2"}, r"^SLURM_ARRAY_TASK_STEP=-2: .*1 or more"),
+        ({"SLURM_ARRAY_TASK_STEP": "two"}, r"^SLURM_ARRAY_TASK_STEP='two': not a whole number"),
+        ({"SLURM_ARRAY_TASK_ID": "4.0"}, r"^SLURM_ARRAY_TASK_ID='4.0': not a whole number"),
+        ({"SLURM_ARRAY_TASK_ID": "\u0664"}, r"^SLURM_ARRAY_TASK_ID='.': not a whole number"),
+        ({"SLURM_ARRAY_TASK_ID": "1_0"}, r"^SLURM_ARRAY_TASK_ID='1_0': not a whole number"),
+        (
+            {"SLURM_ARRAY_TASK_ID": "9" * 5000},
+            (
+                r"^SLURM_ARRAY_TASK_ID='9+\.\.\.': not a whole "
+                r"number"
+            ),
+        ),
+        ({"SLURM_ARRAY_TASK_COUNT": "0"}, r"^SLURM_ARRAY_TASK_COUNT=0: .*1 or more"),
+        ({"SLURM_ARRAY_TASK_ID": "3"}, r"^SLURM array task 3 is below SLURM_ARRAY_TASK_MIN=4"),
+        ({"SLURM_ARRAY_TASK_ID": "7"}, r"^SLURM array task 7 is outside its 3 tasks"),
+        ({"SLURM_ARRAY_TASK_MIN": "-1"}, r"^SLURM_ARRAY_TASK_MIN=-1: .*0 or more"),
+    ],
+)
 def test_slurm_variables_that_make_no_shard_are_a_usage_error(tmp_path, variables, pattern):
     result = _slurm(tmp_path, **variables)
     no_surprise(result)
@@ -149,7 +186,7 @@ def test_slurm_variables_that_make_no_shard_are_a_usage_error(tmp_path, variable
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result
     assert lines[0].startswith("extract: error: "), result
-    assert re.search(pattern, lines[0][len("extract: error: "):]), lines[0]
+    assert re.search(pattern, lines[0][len("extract: error: ") :]), lines[0]
     assert not (tmp_path / "out").exists()
 
 
@@ -165,6 +202,7 @@ def test_slurm_step_is_still_honoured(tmp_path):
 
 
 # ---- compare: summaries that are not -----------------------------------
+
 
 def _summary_with(tmp_path, change, name="b") -> Path:
     data = json.loads(SUMMARY_A.read_text())
@@ -208,7 +246,7 @@ def test_compare_refuses_a_whole_number_no_summary_can_hold(tmp_path, fmt):
 
 def test_compare_refuses_huge_whole_numbers_anywhere(tmp_path):
     # An unused key is read too: JSON is parsed whole.
-    path = _summary_with(tmp_path, lambda s: s.update(extra=10 ** 30))
+    path = _summary_with(tmp_path, lambda s: s.update(extra=10**30))
     result = compare(SUMMARY_A, path, "--format", "json")
     no_surprise(result)
     assert result.code == 1, result
@@ -219,19 +257,24 @@ def test_compare_reads_every_whole_number_extract_writes(tmp_path):
     # A device span is end - start of two 64-bit sums: up to 2**64 - 1; a start is
     # down to -2**63.
     def change(summary):
-        summary["device_spans"] = [2 ** 64 - 1, -(2 ** 63)]
+        summary["device_spans"] = [2**64 - 1, -(2**63)]
+
     path = _summary_with(tmp_path, change)
     result = compare(SUMMARY_A, path, "--format", "json")
     assert result.code == 0, result
     rows = json.loads(result.stdout)["rows"]
     spans = [row["values"][1] for row in rows if row["section"] == "device spans"]
-    assert spans == [2 ** 64 - 1, -(2 ** 63)]
+    assert spans == [2**64 - 1, -(2**63)]
 
 
-@pytest.mark.parametrize("document", [
-    "[" * 100000 + "]" * 100000,
-    '{"kernels": ' + '{"a": ' * 100000 + "1" + "}" * 100000 + "}",
-], ids=["arrays", "objects"])  # short ids: pytest puts the id in PYTEST_CURRENT_TEST,
+@pytest.mark.parametrize(
+    "document",
+    [
+        "[" * 100000 + "]" * 100000,
+        '{"kernels": ' + '{"a": ' * 100000 + "1" + "}" * 100000 + "}",
+    ],
+    ids=["arrays", "objects"],
+)  # short ids: pytest puts the id in PYTEST_CURRENT_TEST,
 # which every subprocess inherits, and 200 kB there is more than one variable may hold
 def test_compare_refuses_deeply_nested_json(tmp_path, document):
     folder = tmp_path / "b"
@@ -264,13 +307,18 @@ def test_compare_refuses_non_finite_numbers(tmp_path, literal, where):
         no_surprise(result)
         assert result.code == 1, result
         assert result.stdout == b""
-        check_error_line(result.stderr, str(path), r"^not a summary: .*(NaN|Infinity|"
-                                                   r"beyond what a float holds)")
+        check_error_line(
+            result.stderr,
+            str(path),
+            r"^not a summary: .*(NaN|Infinity|"
+            r"beyond what a float holds)",
+        )
         assert "Infinity" not in result.stdout.decode("utf-8", "replace")
 
 
-@pytest.mark.parametrize("clock", ["1e-320", "1e-9", "0.0001", "1e300", "2e6", "inf",
-                                   "nan", "0", "-5"])
+@pytest.mark.parametrize(
+    "clock", ["1e-320", "1e-9", "0.0001", "1e300", "2e6", "inf", "nan", "0", "-5"]
+)
 def test_compare_refuses_absurd_clocks(tmp_path, clock):
     b = _summary_with(tmp_path, lambda s: None)
     result = compare(SUMMARY_A, b, "--clock-mhz", clock, "--format", "json")
@@ -318,6 +366,7 @@ def test_compare_reads_lone_surrogates_and_writes_them_escaped(tmp_path, fmt):
     svg = chart.read_bytes().decode("utf-8")
     assert "stage \\ud800 half" in svg
     import xml.etree.ElementTree as ET
+
     ET.fromstring(svg)  # still well-formed XML
 
 
@@ -327,13 +376,19 @@ def test_renderers_refuse_non_finite_numbers():
     from extractor.compare.comparison import Comparison, Recording, Row
     from extractor.compare.formats import to_csv, to_json
     from extractor.core.model import Summary
-    recordings = [Recording("a", Path("a"), Summary({"attention_exchanges": None})),
-                  Recording("b", Path("b"), Summary({"attention_exchanges": None}))]
+
+    recordings = [
+        Recording("a", Path("a"), Summary({"attention_exchanges": None})),
+        Recording("b", Path("b"), Summary({"attention_exchanges": None})),
+    ]
     for bad_value in (math.nan, math.inf, -math.inf):
         for values, change in (((1, bad_value), None), ((1, 2), (None, bad_value))):
-            comparison = Comparison(recordings, None,
-                                    [Row("device spans", "device span 1", "cycles", values,
-                                         change)], [])
+            comparison = Comparison(
+                recordings,
+                None,
+                [Row("device spans", "device span 1", "cycles", values, change)],
+                [],
+            )
             for render in (to_json, to_csv):
                 with pytest.raises(ValueError, match="non-finite"):
                     render(comparison)
@@ -343,18 +398,21 @@ def test_renderers_refuse_non_finite_numbers():
 
 RECURSIVE_PROGRAMS = [
     "ALTER TABLE programs RENAME TO programs_stored",
-    ("CREATE VIEW programs AS WITH RECURSIVE r(id, name) AS (SELECT 1, 'x' UNION ALL "
-     "SELECT id + 1, name FROM r) SELECT id, name FROM r"),
+    (
+        "CREATE VIEW programs AS WITH RECURSIVE r(id, name) AS (SELECT 1, 'x' UNION ALL "
+        "SELECT id + 1, name FROM r) SELECT id, name FROM r"
+    ),
 ]
 OVERFLOWING_PROGRAMS = [
     "ALTER TABLE programs RENAME TO programs_stored",
-    ("CREATE VIEW programs AS SELECT id + 9223372036854775807 AS id, name "
-     "FROM programs_stored"),
+    ("CREATE VIEW programs AS SELECT id + 9223372036854775807 AS id, name FROM programs_stored"),
 ]
 OVERFLOWING_MEMORY = [
     "ALTER TABLE memory_by_tile RENAME TO memory_stored",
-    ("CREATE VIEW memory_by_tile AS SELECT total * 9223372036854775807 AS total "
-     "FROM memory_stored"),
+    (
+        "CREATE VIEW memory_by_tile AS SELECT total * 9223372036854775807 AS total "
+        "FROM memory_stored"
+    ),
 ]
 GENEROUS = 120  # seconds: the old code ran for minutes on the recursive view
 
@@ -365,9 +423,15 @@ def _viewed(tmp_path, statements, name="case") -> Path:
     return profile
 
 
-@pytest.mark.parametrize("statements, table", [
-    (RECURSIVE_PROGRAMS, "programs"), (OVERFLOWING_PROGRAMS, "programs"),
-    (OVERFLOWING_MEMORY, "memory_by_tile")], ids=["recursive", "overflow", "memory"])
+@pytest.mark.parametrize(
+    "statements, table",
+    [
+        (RECURSIVE_PROGRAMS, "programs"),
+        (OVERFLOWING_PROGRAMS, "programs"),
+        (OVERFLOWING_MEMORY, "memory_by_tile"),
+    ],
+    ids=["recursive", "overflow", "memory"],
+)
 def test_a_view_where_a_table_belongs_is_refused(tmp_path, statements, table):
     profile = _viewed(tmp_path, statements)
     before = sha256(profile)
@@ -376,8 +440,11 @@ def test_a_view_where_a_table_belongs_is_refused(tmp_path, statements, table):
         result = invoke_extract(*args, timeout=GENEROUS)
         no_surprise(result)
         assert result.code == 1, result
-        check_error_line(result.stderr, str(profile),
-                         r"^{!r} is a view, not a table: not a PopVision profile".format(table))
+        check_error_line(
+            result.stderr,
+            str(profile),
+            r"^{!r} is a view, not a table: not a PopVision profile".format(table),
+        )
     assert not out.exists()
     assert sha256(profile) == before
 
@@ -402,16 +469,21 @@ def test_a_view_where_a_table_belongs_fails_only_its_profile_in_a_batch(tmp_path
 def test_a_virtual_table_where_a_table_belongs_is_refused(tmp_path):
     profile = bad.write_base(tmp_path / "case")
     db = sqlite3.connect(str(profile))
-    db.executescript("ALTER TABLE programs RENAME TO programs_stored;"
-                     "CREATE VIRTUAL TABLE programs USING fts5(id, name);"
-                     "INSERT INTO programs SELECT id, name FROM programs_stored;")
+    db.executescript(
+        "ALTER TABLE programs RENAME TO programs_stored;"
+        "CREATE VIRTUAL TABLE programs USING fts5(id, name);"
+        "INSERT INTO programs SELECT id, name FROM programs_stored;"
+    )
     db.close()
     result = invoke_extract(profile, "-o", "-", timeout=GENEROUS)
     no_surprise(result)
     assert result.code == 1, result
-    check_error_line(result.stderr, str(profile),
-                     r"^'programs' is a virtual table, not a stored table: not a PopVision "
-                     r"profile")
+    check_error_line(
+        result.stderr,
+        str(profile),
+        r"^'programs' is a virtual table, not a stored table: not a PopVision "
+        r"profile",
+    )
     answer = invoke_extract("inspect", profile, "--no-pva", "--json", timeout=GENEROUS)
     assert answer.code == 0, answer
     required = json.loads(answer.stdout)["required"]

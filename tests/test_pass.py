@@ -18,8 +18,14 @@ from support.cases import generator
 
 REPO = Path(__file__).resolve().parent.parent
 
-NAMES = ["copyFromHost", "copyToHost", "/m/blocks/blocks.0/attn/qkv/Convolve",
-         "/m/blocks/blocks.0/mlp/fc1/Convolve", "/m/blocks/blocks.0/attn/Softmax/Exp", "Sync"]
+NAMES = [
+    "copyFromHost",
+    "copyToHost",
+    "/m/blocks/blocks.0/attn/qkv/Convolve",
+    "/m/blocks/blocks.0/mlp/fc1/Convolve",
+    "/m/blocks/blocks.0/attn/Softmax/Exp",
+    "Sync",
+]
 KINDS = ["DoExchange", "OnTileExecute", "StreamCopyEnd", "StreamCopyBegin", "Sync"]
 
 
@@ -37,16 +43,18 @@ trace = st.tuples(st.lists(step, max_size=40), st.randoms(use_true_random=False)
 
 def _write(steps, rng, folder):
     g = generator()
-    spec = g.ProfileSpec(tiles=4, var_categories=[(1, "internalExchangeCode")],
-                         memory_by_tile=[10, 20, 30, 40])
+    spec = g.ProfileSpec(
+        tiles=4, var_categories=[(1, "internalExchangeCode")], memory_by_tile=[10, 20, 30, 40]
+    )
     rows = []
     for number, (kind, name, compute_set, step_rows) in enumerate(steps, start=1):
         spec.programs.append(g.Program(number, NAMES[name], "Sequence"))
         cs_id = None
         if compute_set is not None:
             cs_id = number
-            spec.compute_sets.append(g.ComputeSet(cs_id, "" if compute_set == "" else NAMES[
-                (name + 1) % len(NAMES)]))
+            spec.compute_sets.append(
+                g.ComputeSet(cs_id, "" if compute_set == "" else NAMES[(name + 1) % len(NAMES)])
+            )
         spec.steps.append(g.Step(number, kind, number, cs_id))
         for ipu, (start, length) in enumerate(step_rows):
             rows.append(g.step_row(number, start, start + length, length, 4, ipu=ipu))
@@ -77,18 +85,31 @@ def _literal(spec):
     rows.sort()
     kernel, anchor = re.compile(r"/Convolve$"), re.compile(r"/attn/qkv/")
     anchors = sorted({s for s, _, _, n, _, _ in rows if kernel.search(n) and anchor.search(n)})
-    first = [(s, a, b) for s, _, _, n, a, b in rows if kernel.search(n) and anchors
-             and anchors[0] <= s and (len(anchors) == 1 or s < anchors[1])]
+    first = [
+        (s, a, b)
+        for s, _, _, n, a, b in rows
+        if kernel.search(n)
+        and anchors
+        and anchors[0] <= s
+        and (len(anchors) == 1 or s < anchors[1])
+    ]
     spans = []
-    inputs = sorted({s for s, _, k, n, _, _ in rows
-                     if k == "StreamCopyEnd" and re.search(r"^copyFromHost$", n)})
+    inputs = sorted(
+        {s for s, _, k, n, _, _ in rows if k == "StreamCopyEnd" and re.search(r"^copyFromHost$", n)}
+    )
     for opened in inputs:
-        ends = [s for s, _, k, n, _, _ in rows
-                if s > opened and k == "StreamCopyBegin" and re.search(r"copyToHost$", n)]
+        ends = [
+            s
+            for s, _, k, n, _, _ in rows
+            if s > opened and k == "StreamCopyBegin" and re.search(r"copyToHost$", n)
+        ]
         if not ends:
             continue
-        device = [(a, b) for s, _, k, _, a, b in rows
-                  if opened < s < ends[0] and k in ("DoExchange", "OnTileExecute")]
+        device = [
+            (a, b)
+            for s, _, k, _, a, b in rows
+            if opened < s < ends[0] and k in ("DoExchange", "OnTileExecute")
+        ]
         if device:
             spans.append(max(b for _, b in device) - min(a for a, _ in device))
     return first, len(anchors), spans

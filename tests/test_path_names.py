@@ -39,6 +39,7 @@ def relabelled(summary_bytes: bytes, label: str) -> bytes:
 
 # ---- batch arguments with the same folder name -----------------------------
 
+
 def test_equal_argument_names_get_their_parent_folders(tmp_path):
     # PopRT writes every profile to a folder named inference/.
     for precision in ("fp8", "fp16"):
@@ -48,7 +49,9 @@ def test_equal_argument_names_get_their_parent_folders(tmp_path):
     assert result.code == 0, result
     out = tmp_path / "out"
     assert sorted(str(p.relative_to(out)) for p in out.rglob("summary.json")) == [
-        "fp16/inference/summary.json", "fp8/inference/summary.json"]
+        "fp16/inference/summary.json",
+        "fp8/inference/summary.json",
+    ]
     for precision in ("fp8", "fp16"):
         written = summary_of(out / precision / "inference" / "summary.json")
         assert written["profile"] == "c/{}/inference/profile.pop".format(precision)
@@ -62,21 +65,27 @@ def test_equal_argument_names_get_their_parent_folders(tmp_path):
 def test_equal_folder_arguments_grow_only_as_far_as_needed(tmp_path):
     for folder in ("a/x/inference", "b/x/inference", "c/y/inference", "d/other"):
         copy_case(CASE, tmp_path / folder)
-    result = invoke_extract("a/x/inference", "b/x/inference", "c/y/inference", "d/other",
-                            "-o", "out", cwd=tmp_path)
+    result = invoke_extract(
+        "a/x/inference", "b/x/inference", "c/y/inference", "d/other", "-o", "out", cwd=tmp_path
+    )
     assert result.code == 0, result
     out = tmp_path / "out"
     assert sorted(str(p.relative_to(out).parent) for p in out.rglob("summary.json")) == [
-        "a/x/inference", "b/x/inference", "other", "y/inference"]
+        "a/x/inference",
+        "b/x/inference",
+        "other",
+        "y/inference",
+    ]
 
 
 def test_one_profile_given_twice_is_refused_before_any_work(tmp_path):
     copy_case(CASE, tmp_path / "runs" / "a")
-    result = invoke_extract("runs/a/profile.pop", "runs/a/profile.pop", "-o", "out",
-                            cwd=tmp_path)
+    result = invoke_extract("runs/a/profile.pop", "runs/a/profile.pop", "-o", "out", cwd=tmp_path)
     line = one_error(result, 2)
-    assert line.startswith("extract: error: runs/a/profile.pop: the same profile as "
-                           "runs/a/profile.pop, reached through the arguments"), line
+    assert line.startswith(
+        "extract: error: runs/a/profile.pop: the same profile as "
+        "runs/a/profile.pop, reached through the arguments"
+    ), line
     assert not (tmp_path / "out").exists()
 
 
@@ -97,8 +106,10 @@ def test_a_link_to_another_arguments_profile_is_refused(tmp_path):
     shutil.copy(str(CASE / "pva-double.json"), str(tmp_path / "y"))
     result = invoke_extract("x", "y", "-o", "out", cwd=tmp_path)
     line = one_error(result, 2)
-    assert line.startswith("extract: error: y/profile.pop: the same profile as "
-                           "x/profile.pop, reached through the arguments x and y"), line
+    assert line.startswith(
+        "extract: error: y/profile.pop: the same profile as "
+        "x/profile.pop, reached through the arguments x and y"
+    ), line
     assert not (tmp_path / "out").exists()
 
 
@@ -109,13 +120,16 @@ def test_outputs_that_still_collide_are_refused(tmp_path):
     copy_case(CASE, tmp_path / "d")
     result = invoke_extract("d/a.pop", "d/profile.pop", "-o", "out", cwd=tmp_path)
     line = one_error(result, 2)
-    assert line == ("extract: error: d/profile.pop: its summary would be written to "
-                    "d/summary.json in the output folder, as d/a.pop's is: give each "
-                    "profile a folder of its own, or extract them one at a time"), line
+    assert line == (
+        "extract: error: d/profile.pop: its summary would be written to "
+        "d/summary.json in the output folder, as d/a.pop's is: give each "
+        "profile a folder of its own, or extract them one at a time"
+    ), line
     assert not (tmp_path / "out").exists()
 
 
 # ---- paths that are not UTF-8 (docs/errors.md) ----------------------------------------------
+
 
 def test_a_non_utf8_folder_in_a_batch_beside_good_ones(tmp_path):
     runs = tmp_path / "runs"
@@ -126,8 +140,10 @@ def test_a_non_utf8_folder_in_a_batch_beside_good_ones(tmp_path):
     result = run_extract("runs", "-o", "out", cwd=tmp_path)
     assert result.code == 1, result  # b\xfe failed, alone
     assert "unexpected failure" not in result.stderr
-    assert "extract: error: runs/b\\xfe/profile.pop: not an SQLite database" in \
-        result.stderr.splitlines()
+    assert (
+        "extract: error: runs/b\\xfe/profile.pop: not an SQLite database"
+        in result.stderr.splitlines()
+    )
     assert result.stderr.splitlines()[-1] == "3 extracted, 0 up to date, 1 failed"
     out = tmp_path / "out"
     good = (out / "good" / "summary.json").read_bytes()
@@ -135,10 +151,15 @@ def test_a_non_utf8_folder_in_a_batch_beside_good_ones(tmp_path):
     assert (out / "z" / "summary.json").read_bytes() == relabelled(good, "runs/z/profile.pop")
     # The output folder has the input's own name (the byte), the summary shows it escaped.
     assert (out / BAD / "summary.json").read_bytes() == relabelled(
-        good, "runs/{}/profile.pop".format(BAD_SHOWN))
+        good, "runs/{}/profile.pop".format(BAD_SHOWN)
+    )
     entries = {e["profile"]: e for e in index_lines(out)}
-    assert sorted(entries) == ["runs/{}/profile.pop".format(BAD_SHOWN), "runs/b\\xfe/profile.pop",
-                               "runs/good/profile.pop", "runs/z/profile.pop"]
+    assert sorted(entries) == [
+        "runs/{}/profile.pop".format(BAD_SHOWN),
+        "runs/b\\xfe/profile.pop",
+        "runs/good/profile.pop",
+        "runs/z/profile.pop",
+    ]
     shown = entries["runs/{}/profile.pop".format(BAD_SHOWN)]
     assert shown["status"] == "ok"
     assert shown["output"] == "out/{}/summary.json".format(BAD_SHOWN)
@@ -147,8 +168,10 @@ def test_a_non_utf8_folder_in_a_batch_beside_good_ones(tmp_path):
     # Rerun: the up-to-date check works for such paths too.
     again = run_extract("runs", "-o", "out", cwd=tmp_path)
     assert again.stderr.splitlines()[-1] == "0 extracted, 3 up to date, 1 failed", again
-    assert "[1/4] up to date: runs/{0}/profile.pop == out/{0}/summary.json".format(
-        BAD_SHOWN) in again.stderr.splitlines()
+    assert (
+        "[1/4] up to date: runs/{0}/profile.pop == out/{0}/summary.json".format(BAD_SHOWN)
+        in again.stderr.splitlines()
+    )
 
 
 def test_a_byte_and_its_escape_as_text_are_refused(tmp_path):
@@ -157,15 +180,17 @@ def test_a_byte_and_its_escape_as_text_are_refused(tmp_path):
     copy_case(CASE, tmp_path / "runs" / BAD)
     copy_case(CASE, tmp_path / "runs" / BAD_SHOWN)
     line = one_error(run_extract("runs", "-o", "out", cwd=tmp_path), 2)
-    assert line.startswith("extract: error: runs/a\\xff/profile.pop: two profiles are "
-                           "shown by this one name"), line
+    assert line.startswith(
+        "extract: error: runs/a\\xff/profile.pop: two profiles are shown by this one name"
+    ), line
     assert not (tmp_path / "out").exists()
 
 
 def test_a_non_utf8_path_alone(tmp_path):
     profile = copy_case(CASE, tmp_path / BAD)
-    expected = relabelled(run_extract(CASE / "profile.pop").stdout,
-                          "{}/profile.pop".format(BAD_SHOWN))
+    expected = relabelled(
+        run_extract(CASE / "profile.pop").stdout, "{}/profile.pop".format(BAD_SHOWN)
+    )
     result = run_extract("{}/profile.pop".format(BAD), cwd=tmp_path)
     assert result.code == 0, result
     assert result.stdout == expected
@@ -174,7 +199,8 @@ def test_a_non_utf8_path_alone(tmp_path):
     result = run_extract(profile, "-o", target, "--csv", cwd=tmp_path)
     assert result.code == 0, result
     assert summary_of(target)["profile"] == os.fsencode(str(profile)).decode(
-        "utf-8", "backslashreplace")
+        "utf-8", "backslashreplace"
+    )
     assert (target.parent / "steps.csv").is_file()
     # An error names the path escaped, in one line.
     missing = run_extract(os.fsdecode(b"nope\xfe/profile.pop"), cwd=tmp_path)
@@ -211,16 +237,28 @@ def test_compare_on_non_utf8_paths(tmp_path):
     as_csv = run_extract("compare", "out", "--format", "csv", cwd=tmp_path)
     # metric_name: the budget files' metric names
     assert as_csv.stdout.decode("utf-8").splitlines()[0] == (
-        "section,metric,unit,a\\xff,good,good change %,note,metric_name")
-    as_json = json.loads(run_extract("compare", "out/{}/summary.json".format(BAD),
-                                     "out/good", "--format", "json", cwd=tmp_path).stdout)
+        "section,metric,unit,a\\xff,good,good change %,note,metric_name"
+    )
+    as_json = json.loads(
+        run_extract(
+            "compare",
+            "out/{}/summary.json".format(BAD),
+            "out/good",
+            "--format",
+            "json",
+            cwd=tmp_path,
+        ).stdout
+    )
     assert [(r["label"], r["path"]) for r in as_json["recordings"]] == [
-        (BAD_SHOWN, "out/{}/summary.json".format(BAD_SHOWN)), ("good", "out/good/summary.json")]
+        (BAD_SHOWN, "out/{}/summary.json".format(BAD_SHOWN)),
+        ("good", "out/good/summary.json"),
+    ]
     labelled = run_extract("compare", "out", "--label", os.fsdecode(b"x\xfe"), cwd=tmp_path)
     assert labelled.stdout.decode("utf-8").splitlines()[0] == "| | unit | x\\\\xfe | good |"
 
 
 # ---- a linked profile whose log is beside its target -----------------------
+
 
 def _wal_writer(profile: Path) -> subprocess.Popen:
     """Turn `profile` to WAL mode and commit into its log, held open (no checkpoint):
@@ -228,14 +266,23 @@ def _wal_writer(profile: Path) -> subprocess.Popen:
     db = sqlite3.connect(str(profile))
     assert db.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",)
     db.close()
-    writer = subprocess.Popen([sys.executable, "-c", r"""
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            r"""
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 db.execute("PRAGMA wal_autocheckpoint = 0")
 db.execute("UPDATE memory_by_tile SET total = total + 1")
 print("committed", flush=True)
 sys.stdin.read()
-""", str(profile)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+""",
+            str(profile),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
     assert writer.stdout.readline() == b"committed\n"
     assert Path(str(profile) + "-wal").exists()
     return writer
@@ -258,15 +305,19 @@ def test_a_linked_profile_with_a_live_log_beside_its_target(tmp_path):
         before = sorted(p.name for p in store.iterdir())
         single = invoke_extract("runs/a/profile.pop", "-o", "s.json", cwd=tmp_path)
         line = one_error(single, 1)
-        assert line.startswith("extract: error: runs/a/profile.pop: a write-ahead log "
-                               "(run1.pop-wal) is beside the file it resolves to, {}: "
-                               .format(os.path.realpath(str(target)))), line
+        assert line.startswith(
+            "extract: error: runs/a/profile.pop: a write-ahead log "
+            "(run1.pop-wal) is beside the file it resolves to, {}: ".format(
+                os.path.realpath(str(target))
+            )
+        ), line
         assert not (tmp_path / "s.json").exists()
         batch = invoke_extract("runs", "-o", "out", cwd=tmp_path)
         assert batch.code == 0, batch
-        assert ("extract: note: runs/a/profile.pop: it resolves to {}, and run1.pop-wal is "
-                "beside that: still being written, skipped".format(
-                    os.path.realpath(str(target)))) in batch.stderr.splitlines()
+        assert (
+            "extract: note: runs/a/profile.pop: it resolves to {}, and run1.pop-wal is "
+            "beside that: still being written, skipped".format(os.path.realpath(str(target)))
+        ) in batch.stderr.splitlines()
         assert batch.stderr.splitlines()[-1] == "0 extracted, 0 up to date, 0 failed"
         assert not list((tmp_path / "out").rglob("summary.json"))
         assert sorted(p.name for p in store.iterdir()) == before
@@ -282,13 +333,16 @@ def test_a_linked_profile_with_a_journal_beside_its_target_is_skipped(tmp_path):
     shutil.copy(str(CASE / "pva-double.json"), str(tmp_path / "runs" / "a"))
     batch = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert batch.code == 0, batch
-    assert any(line.startswith("extract: note: runs/a/profile.pop: it resolves to ")
-               and line.endswith(", and profile.pop-journal is beside that: still being "
-                                 "written, skipped") for line in batch.stderr.splitlines()), batch
+    assert any(
+        line.startswith("extract: note: runs/a/profile.pop: it resolves to ")
+        and line.endswith(", and profile.pop-journal is beside that: still being written, skipped")
+        for line in batch.stderr.splitlines()
+    ), batch
     assert not list((tmp_path / "out").rglob("summary.json"))
 
 
 # ---- one line per summary in the index ------------------------------------
+
 
 def test_two_spellings_of_one_folder_leave_one_line_per_summary(tmp_path):
     for folder in ("a", "b"):
@@ -303,7 +357,8 @@ def test_two_spellings_of_one_folder_leave_one_line_per_summary(tmp_path):
     lines = index_lines(out)
     assert [(e["summary"], e["profile"]) for e in lines] == [
         ("a/summary.json", absolute + "/a/profile.pop"),
-        ("b/summary.json", absolute + "/b/profile.pop")]
+        ("b/summary.json", absolute + "/b/profile.pop"),
+    ]
     for entry in lines:
         assert summary_of(out / entry["summary"])["profile"] == entry["profile"]
     third = invoke_extract(absolute, "-o", "out", cwd=tmp_path)
@@ -323,7 +378,8 @@ def test_merge_keeps_one_line_per_summary(tmp_path):
     assert merged.stderr == "out/index.jsonl: 2 profiles\n"
     assert [(e["summary"], e["profile"]) for e in index_lines(tmp_path / "out")] == [
         ("a/summary.json", absolute + "/a/profile.pop"),
-        ("b/summary.json", absolute + "/b/profile.pop")]
+        ("b/summary.json", absolute + "/b/profile.pop"),
+    ]
 
 
 def test_an_index_written_before_the_summary_key_is_still_read(tmp_path):
@@ -341,8 +397,10 @@ def test_an_index_written_before_the_summary_key_is_still_read(tmp_path):
     again = invoke_extract("runs", "-o", "out", cwd=tmp_path)
     assert again.stderr.splitlines()[-1] == "1 extracted, 2 up to date, 0 failed", again
     assert [(e["summary"], e["status"]) for e in index_lines(out)] == [
-        ("a/summary.json", "up to date"), ("b/summary.json", "up to date"),
-        ("c/summary.json", "ok")]
+        ("a/summary.json", "up to date"),
+        ("b/summary.json", "up to date"),
+        ("c/summary.json", "ok"),
+    ]
 
 
 def test_merge_in_a_non_utf8_output_folder(tmp_path):
@@ -355,4 +413,6 @@ def test_merge_in_a_non_utf8_output_folder(tmp_path):
     assert merged.code == 0, merged
     assert merged.stderr == "out\\xff/index.jsonl: 2 profiles\n"
     assert [e["output"] for e in index_lines(tmp_path / outdir)] == [
-        "out\\xff/a/summary.json", "out\\xff/b/summary.json"]
+        "out\\xff/a/summary.json",
+        "out\\xff/b/summary.json",
+    ]

@@ -14,7 +14,7 @@ from support.paths import PVA_DOUBLE, REPO
 
 pytest.importorskip("mypy", reason="mypy runs on Python 3.10 and newer only")
 
-CHECK = '''
+CHECK = """
 import pva
 
 from extractor.core.pvafacts import (PvaCompilation, PvaComputeSet, PvaModule, PvaProgram,
@@ -27,18 +27,31 @@ compute_set: PvaComputeSet = pva.ComputeSet(0, "cs", ["V"], owner)
 vertex: PvaVertex = pva.Vertex("V")
 compilation: PvaCompilation = pva.Compilation([program], {0: compute_set}, owner)
 report: PvaReport = pva.Report(compilation, owner)
-'''
+"""
 
 
 def _mypy(tmp_path, source):
     (tmp_path / "check.py").write_text(source)
     (tmp_path / "mypy.ini").write_text("[mypy]\n")
     env = dict(os.environ, MYPYPATH=os.pathsep.join([str(PVA_DOUBLE), str(REPO)]))
-    return subprocess.run([sys.executable, "-m", "mypy", "--config-file",
-                           str(tmp_path / "mypy.ini"), "--cache-dir", str(tmp_path / "cache"),
-                           str(tmp_path / "check.py")],
-                          cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, check=False)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(tmp_path / "mypy.ini"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(tmp_path / "check.py"),
+        ],
+        cwd=str(tmp_path),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
 
 
 def test_the_pva_stand_in_serves_the_protocol_pvafacts_reads(tmp_path):

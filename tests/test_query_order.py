@@ -37,21 +37,36 @@ def _extract(tmp_path, profile):
     return result.stderr.strip()
 
 
-START_END = (r"step \d+: steps_by_ipu\.cycles_base is text 'soon', not a number$",
-             ("UPDATE steps_by_ipu SET cycles_base = 'soon' WHERE rowid = "
-              "(SELECT max(rowid) FROM steps_by_ipu)"))
-PASS = (r"step \d+: steps_by_ipu\.cycles is text 'many', not a whole number$",
-        "UPDATE steps_by_ipu SET cycles = 'many'")
-AGGREGATE = ((r"table 'memory_by_tile', column 'total' holds text 'lots' where a whole "
-              r"number belongs$"), "UPDATE memory_by_tile SET total = 'lots' WHERE rowid = 1")
+START_END = (
+    r"step \d+: steps_by_ipu\.cycles_base is text 'soon', not a number$",
+    (
+        "UPDATE steps_by_ipu SET cycles_base = 'soon' WHERE rowid = "
+        "(SELECT max(rowid) FROM steps_by_ipu)"
+    ),
+)
+PASS = (
+    r"step \d+: steps_by_ipu\.cycles is text 'many', not a whole number$",
+    "UPDATE steps_by_ipu SET cycles = 'many'",
+)
+AGGREGATE = (
+    (
+        r"table 'memory_by_tile', column 'total' holds text 'lots' where a whole "
+        r"number belongs$"
+    ),
+    "UPDATE memory_by_tile SET total = 'lots' WHERE rowid = 1",
+)
 
 
-@pytest.mark.parametrize("faults, reported", [
-    ((START_END, PASS, AGGREGATE), START_END),
-    ((START_END, AGGREGATE), START_END),
-    ((PASS, AGGREGATE), PASS),
-    ((AGGREGATE,), AGGREGATE),
-], ids=["all three", "start/end and aggregate", "pass and aggregate", "aggregate"])
+@pytest.mark.parametrize(
+    "faults, reported",
+    [
+        ((START_END, PASS, AGGREGATE), START_END),
+        ((START_END, AGGREGATE), START_END),
+        ((PASS, AGGREGATE), PASS),
+        ((AGGREGATE,), AGGREGATE),
+    ],
+    ids=["all three", "start/end and aggregate", "pass and aggregate", "aggregate"],
+)
 def test_the_first_fault_in_order_is_the_one_reported(tmp_path, faults, reported):
     # The start/end check, then the pass, then the aggregates: the first of them to
     # meet a fault is the one reported, whatever else is wrong with the file.
@@ -72,10 +87,10 @@ def test_no_thread_outlives_a_summary(tmp_path):
 def test_an_interrupt_in_the_pass_runs_no_aggregate(tmp_path, monkeypatch):
     # Ctrl-C during the pass ends the summary there: no query is left to stop.
     asked = []
-    monkeypatch.setattr(Profile, "exchange_memory_per_tile",
-                        lambda self: asked.append("exchange memory"))
-    monkeypatch.setattr(Profile, "allocated_memory",
-                        lambda self: asked.append("allocated memory"))
+    monkeypatch.setattr(
+        Profile, "exchange_memory_per_tile", lambda self: asked.append("exchange memory")
+    )
+    monkeypatch.setattr(Profile, "allocated_memory", lambda self: asked.append("allocated memory"))
     profile = copy_case(EDGE / "multi-ipu", tmp_path / "int")
     seen = []
 

@@ -15,7 +15,7 @@ import pytest
 from support.cli import invoke_extract
 from support.reportpage import A, B, index_entry, parse, record_blocks, write_index, write_summary
 
-HOSTILE_LABEL = '</script><script>alert("x")</script> & \'q\' <b>\u00e9\u6f22</b>'
+HOSTILE_LABEL = "</script><script>alert(\"x\")</script> & 'q' <b>\u00e9\u6f22</b>"
 HOSTILE_STAGE = '<img src=x onerror=alert(1)> & "MLP" \u00fc'
 
 
@@ -42,15 +42,26 @@ def batch(tmp_path):
         for kernel in data["kernels"]:
             if kernel["stage"] == "MLP down":
                 kernel["cycles"] = kernel["cycles"] // 2  # 52187 -> 26093
+
     write_summary(out / "3-small", A, halve_mlp_down)
-    write_index(out, [
-        index_entry("1-golden/summary.json", "runs/1-golden/profile.pop"),
-        index_entry("2-variant/summary.json", "runs/2-variant/profile.pop",
-                    warnings=['no kernel <step> matches & "so on"']),
-        index_entry("3-small/summary.json", "runs/3-small/profile.pop"),
-        index_entry("4-bad/summary.json", "runs/4-bad/profile.pop", status="failed",
-                    reason="runs/4-bad/profile.pop: not a profile: <file is not a database>"),
-    ])
+    write_index(
+        out,
+        [
+            index_entry("1-golden/summary.json", "runs/1-golden/profile.pop"),
+            index_entry(
+                "2-variant/summary.json",
+                "runs/2-variant/profile.pop",
+                warnings=['no kernel <step> matches & "so on"'],
+            ),
+            index_entry("3-small/summary.json", "runs/3-small/profile.pop"),
+            index_entry(
+                "4-bad/summary.json",
+                "runs/4-bad/profile.pop",
+                status="failed",
+                reason="runs/4-bad/profile.pop: not a profile: <file is not a database>",
+            ),
+        ],
+    )
     return out
 
 
@@ -59,6 +70,7 @@ def rows_of(page, table_id="recordings"):
 
 
 # ---- what the page holds -------------------------------------------------------------
+
 
 def test_header_table_chart_and_failures(tmp_path):
     html = made(tmp_path, batch(tmp_path), "--title", "Sweep")
@@ -73,14 +85,30 @@ def test_header_table_chart_and_failures(tmp_path):
     rows = rows_of(page)
     assert [r.find("th").attrs["data-s"] for r in rows] == ["1-golden", "2-variant", "3-small"]
     assert rows[0].classes == ["baseline"]  # the first, by default
-    assert rows[0].find("th").attrs["title"] == \
-        "../poprt/profile_logs_f8weight/inference/profile.pop"
-    headings = [th.text() for th in page.find("table", id="recordings").find_all("th")
-                if th.attrs.get("scope") == "col"]
-    assert headings == ["recording", "fused QKV projection", "QK transpose", "PV",
-                        "output projection", "MLP up", "MLP down", "stages total",
-                        "device span 1", "device span 2", "device span mean",
-                        "QKV executions", "exchange memory max", "allocated memory max"]
+    assert (
+        rows[0].find("th").attrs["title"] == "../poprt/profile_logs_f8weight/inference/profile.pop"
+    )
+    headings = [
+        th.text()
+        for th in page.find("table", id="recordings").find_all("th")
+        if th.attrs.get("scope") == "col"
+    ]
+    assert headings == [
+        "recording",
+        "fused QKV projection",
+        "QK transpose",
+        "PV",
+        "output projection",
+        "MLP up",
+        "MLP down",
+        "stages total",
+        "device span 1",
+        "device span 2",
+        "device span mean",
+        "QKV executions",
+        "exchange memory max",
+        "allocated memory max",
+    ]
 
     def cells(row):
         return dict(zip(headings[1:], row.find_all("td")))
@@ -108,8 +136,7 @@ def test_header_table_chart_and_failures(tmp_path):
 
     chart = page.find("svg", cls="chart")
     bars = chart.find_all("g", cls="bar")
-    assert [b.find("text", cls="name").text() for b in bars] == ["1-golden", "2-variant",
-                                                                 "3-small"]
+    assert [b.find("text", cls="name").text() for b in bars] == ["1-golden", "2-variant", "3-small"]
     widths = [sum(float(r.attrs["width"]) for r in b.find_all("rect")) for b in bars]
     # one scale: the longest bar (A's 173253 cycles) is the plot's 620 px
     assert widths[0] == pytest.approx(620, abs=0.05)
@@ -118,8 +145,11 @@ def test_header_table_chart_and_failures(tmp_path):
 
     failures = page.find("table", cls="failures").find("tbody").find_all("tr")
     assert [[td.text() for td in tr.find_all("td")] for tr in failures] == [
-        ["runs/4-bad/profile.pop", ("runs/4-bad/profile.pop: not a profile: <file is not a "
-                                    "database>")]]
+        [
+            "runs/4-bad/profile.pop",
+            ("runs/4-bad/profile.pop: not a profile: <file is not a database>"),
+        ]
+    ]
     warned = page.find("ul", cls="warnings")
     assert warned.text().strip() == 'runs/2-variant/profile.popno kernel <step> matches & "so on"'
     assert page.find_all(id="heat-maps") == [] and page.find_all(id="budget") == []
@@ -138,8 +168,10 @@ def test_baseline_option(tmp_path):
 def test_unknown_baseline_is_a_usage_error(tmp_path):
     result = report(batch(tmp_path), "--baseline", "nope", "-o", tmp_path / "r.html")
     assert result.code == 2, result
-    assert result.stderr == ("extract: error: --baseline nope: no recording is labelled so "
-                             "(the labels: 1-golden, 2-variant, 3-small)\n")
+    assert result.stderr == (
+        "extract: error: --baseline nope: no recording is labelled so "
+        "(the labels: 1-golden, 2-variant, 3-small)\n"
+    )
     assert not (tmp_path / "r.html").exists()
 
 
@@ -155,8 +187,11 @@ def test_self_contained(tmp_path):
             if name == "href":
                 assert value.startswith("#"), value  # links within the page only
     text = html.decode("utf-8")
-    assert "url(" not in text and "@import" not in text and "//" not in text.replace(
-        'xmlns="http://www.w3.org/2000/svg"', "").replace("// ", "")
+    assert (
+        "url(" not in text
+        and "@import" not in text
+        and "//" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "").replace("// ", "")
+    )
 
 
 def test_without_an_index_and_on_stdout(tmp_path):
@@ -176,17 +211,20 @@ def test_one_recording(tmp_path):
 
 # ---- escaping ------------------------------------------------------------------------
 
+
 def test_every_name_reaches_the_page_as_text(tmp_path):
     def odd_names(data):
         for kernel in data["kernels"]:
             if kernel["stage"] == "MLP up":
                 kernel["stage"] = HOSTILE_STAGE
         data["profile"] = 'runs/"x" & <y>/profile.pop'
+
     first = write_summary(tmp_path / "a", A, odd_names)
     second = write_summary(tmp_path / "b", B)
-    title = "<i>report</i> & \"more\""
-    html = made(tmp_path, first, second, "--label", HOSTILE_LABEL, "--label", "plain",
-                "--title", title)
+    title = '<i>report</i> & "more"'
+    html = made(
+        tmp_path, first, second, "--label", HOSTILE_LABEL, "--label", "plain", "--title", title
+    )
     page = parse(html)
     # nothing from the names became markup
     assert len(page.find_all("script")) == 1
@@ -197,8 +235,11 @@ def test_every_name_reaches_the_page_as_text(tmp_path):
     assert rows_of(page)[0].find("th").attrs["data-s"] == HOSTILE_LABEL
     assert HOSTILE_LABEL + " baseline" == rows_of(page)[0].find("th").text()
     assert rows_of(page)[0].find("th").attrs["title"] == 'runs/"x" & <y>/profile.pop'
-    stage_headings = [th for th in page.find("table", id="recordings").find_all("th")
-                      if th.attrs.get("title") == "stage:" + HOSTILE_STAGE]
+    stage_headings = [
+        th
+        for th in page.find("table", id="recordings").find_all("th")
+        if th.attrs.get("title") == "stage:" + HOSTILE_STAGE
+    ]
     assert [th.text() for th in stage_headings] == [HOSTILE_STAGE]
     legend = [k.text() for k in page.find_all("span", cls="key")]
     assert HOSTILE_STAGE in legend
@@ -223,19 +264,35 @@ ODD = '<odd> & "stage"'
 
 def blocks_file(folder):
     """A blocks.json by hand (blocks-spec.md's format): two runs of three blocks."""
+
     def body(run, block, cycles):
         total = sum(cycles.values())
-        return {"run": run, "block": block, "first_step": 100 * (run * 3 + block),
-                "end_step": None, "kernels": len(cycles), "cycles": cycles, "total": total}
+        return {
+            "run": run,
+            "block": block,
+            "first_step": 100 * (run * 3 + block),
+            "end_step": None,
+            "kernels": len(cycles),
+            "cycles": cycles,
+            "total": total,
+        }
+
     qkv, up = "fused QKV projection", "MLP up"
-    blocks = [body(1, 0, {qkv: 100, up: 200, ODD: 50}),   # 350
-              body(1, 1, {qkv: 110, up: 200, ODD: 10}),   # 320
-              body(1, 2, {qkv: 100, up: 260}),            # 360
-              body(2, 0, {qkv: 140, up: 200, ODD: 30}),   # 370
-              body(2, 1, {qkv: 100, up: 400, ODD: 50}),   # 550: the slowest
-              body(2, 2, {qkv: 120, up: 200, ODD: 50})]   # 370
-    data = {"profile": "p.pop", "stages": [qkv, up, ODD, "other"], "blocks": blocks,
-            "stats": {}, "total": None}  # stats are not read by the report
+    blocks = [
+        body(1, 0, {qkv: 100, up: 200, ODD: 50}),  # 350
+        body(1, 1, {qkv: 110, up: 200, ODD: 10}),  # 320
+        body(1, 2, {qkv: 100, up: 260}),  # 360
+        body(2, 0, {qkv: 140, up: 200, ODD: 30}),  # 370
+        body(2, 1, {qkv: 100, up: 400, ODD: 50}),  # 550: the slowest
+        body(2, 2, {qkv: 120, up: 200, ODD: 50}),
+    ]  # 370
+    data = {
+        "profile": "p.pop",
+        "stages": [qkv, up, ODD, "other"],
+        "blocks": blocks,
+        "stats": {},
+        "total": None,
+    }  # stats are not read by the report
     (folder / "blocks.json").write_text(json.dumps(data, indent=2))
     record_blocks(folder)
 
@@ -250,9 +307,17 @@ def test_heat_map_of_blocks_and_stages(tmp_path):
     table = maps[0].find("table", cls="heat")
     # "other" has no kernel rows in any block: no column
     assert [th.text() for th in table.find("thead").find_all("th")] == [
-        "run", "block", "fused QKV projection", "MLP up", ODD, "total"]
-    grid = [[(td.text(), td.classes) for td in tr.find_all("td")]
-            for tr in table.find("tbody").find_all("tr")]
+        "run",
+        "block",
+        "fused QKV projection",
+        "MLP up",
+        ODD,
+        "total",
+    ]
+    grid = [
+        [(td.text(), td.classes) for td in tr.find_all("td")]
+        for tr in table.find("tbody").find_all("tr")
+    ]
     # Shades by hand, (value - column min) / (column max - min) * 8, rounded:
     # QKV 100..140: 110 -> 2, 120 -> 4; MLP up 200..400: 260 -> 2.4 -> 2;
     # odd 10..50: 30 -> 4; total 320..550: 350 -> 1.04 -> 1, 360 -> 1.39 -> 1, 370 -> 1.74 -> 2
@@ -261,20 +326,30 @@ def test_heat_map_of_blocks_and_stages(tmp_path):
         [("1", []), ("1", []), ("110", ["h2"]), ("200", ["h0"]), ("10", ["h0"]), ("320", ["h0"])],
         [("1", []), ("2", []), ("100", ["h0"]), ("260", ["h2"]), ("\u2014", []), ("360", ["h1"])],
         [("2", []), ("0", []), ("140", ["h8"]), ("200", ["h0"]), ("30", ["h4"]), ("370", ["h2"])],
-        [("2", []), ("1", []), ("100", ["h0"]), ("400", ["h8"]), ("50", ["h8"]), ("550", ["h8"]),
-         ("\u25c0 slowest", ["mark"])],
+        [
+            ("2", []),
+            ("1", []),
+            ("100", ["h0"]),
+            ("400", ["h8"]),
+            ("50", ["h8"]),
+            ("550", ["h8"]),
+            ("\u25c0 slowest", ["mark"]),
+        ],
         [("2", []), ("2", []), ("120", ["h4"]), ("200", ["h0"]), ("50", ["h8"]), ("370", ["h2"])],
     ]
     assert [tr.classes for tr in table.find("tbody").find_all("tr")].count(["slowest"]) == 1
 
 
-@pytest.mark.parametrize("content, problem", [
-    (b"{", "not a blocks file: not JSON"),
-    (b"[]", "not a blocks file: a JSON list where it is an object"),
-    (b'{"stages": ["a"], "blocks": [{"run": 1}]}', "blocks[0] is not an object"),
-    (b'{"stages": "a", "blocks": []}', "'stages' is not a list of labels"),
-    (b"\xff", "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (b"{", "not a blocks file: not JSON"),
+        (b"[]", "not a blocks file: a JSON list where it is an object"),
+        (b'{"stages": ["a"], "blocks": [{"run": 1}]}', "blocks[0] is not an object"),
+        (b'{"stages": "a", "blocks": []}', "'stages' is not a list of labels"),
+        (b"\xff", "not UTF-8"),
+    ],
+)
 def test_a_bad_blocks_file_is_one_line(tmp_path, content, problem):
     out = batch(tmp_path)
     (out / "3-small" / "blocks.json").write_bytes(content)
@@ -287,24 +362,42 @@ def test_a_bad_blocks_file_is_one_line(tmp_path, content, problem):
 
 # ---- budget checks -------------------------------------------------------------------
 
+
 def test_budget_checks_are_shown_as_compare_decides_them(tmp_path):
     # The page's checks are compare --budget's own, read back from its JSON: the same
     # recordings (the --baseline one first), metrics, patterns, budgets and statuses.
     out = batch(tmp_path)
     budget = tmp_path / "budget.toml"
-    budget.write_text('[budgets]\n"stage:*" = "+2%"\n"device_span:*" = ["+1%", "<= 1"]\n'
-                      '"attention_exchange:*" = "+512"\n')
+    budget.write_text(
+        '[budgets]\n"stage:*" = "+2%"\n"device_span:*" = ["+1%", "<= 1"]\n'
+        '"attention_exchange:*" = "+512"\n'
+    )
     html = made(tmp_path, out, "--budget", budget, "--baseline", "2-variant")
-    gate = invoke_extract("compare", out / "2-variant", out / "1-golden", out / "3-small",
-                          "--budget", budget, "-f", "json", pva=False)
+    gate = invoke_extract(
+        "compare",
+        out / "2-variant",
+        out / "1-golden",
+        out / "3-small",
+        "--budget",
+        budget,
+        "-f",
+        "json",
+        pva=False,
+    )
     assert gate.code == 3, gate
-    expected = [[c["status"], c["recording"], c["metric"], c["pattern"], c["budget"]]
-                for c in json.loads(gate.stdout)["budgets"]]
+    expected = [
+        [c["status"], c["recording"], c["metric"], c["pattern"], c["budget"]]
+        for c in json.loads(gate.stdout)["budgets"]
+    ]
     page = parse(html)
     rows = page.find("table", id="checks").find("tbody").find_all("tr")
     shown = [[td.text() for td in tr.find_all("td")][:5] for tr in rows]
-    marks = {"fail": "\u2718 fail", "ok": "\u2714 ok", "skipped": "\u2013 skipped",
-             "missing": "? missing"}
+    marks = {
+        "fail": "\u2718 fail",
+        "ok": "\u2714 ok",
+        "skipped": "\u2013 skipped",
+        "missing": "? missing",
+    }
     assert shown == [[marks[e[0]]] + e[1:] for e in expected]
     assert any(e[0] == "fail" for e in expected) and any(e[0] == "ok" for e in expected)
     failed = sum(e[0] in ("fail", "missing") for e in expected)
@@ -315,7 +408,7 @@ def test_budget_checks_are_shown_as_compare_decides_them(tmp_path):
 
 def test_a_bad_budget_is_a_usage_error_before_any_summary(tmp_path):
     budget = tmp_path / "budget.toml"
-    budget.write_text("[budgets]\n\"stage:*\" = \"+2 %%\"\n")
+    budget.write_text('[budgets]\n"stage:*" = "+2 %%"\n')
     result = report(tmp_path / "no-such-folder", "--budget", budget, "-o", tmp_path / "r.html")
     assert result.code == 2, result
     assert result.stderr.startswith("extract: error: {}: ".format(budget)), result
@@ -324,14 +417,16 @@ def test_a_bad_budget_is_a_usage_error_before_any_summary(tmp_path):
 
 # ---- errors and packaging ------------------------------------------------------------
 
+
 def test_errors_are_one_line(tmp_path):
     bad = write_summary(tmp_path / "bad", A)
     bad.write_text("[]")
     for args, code, text in [
-            ([bad], 1, str(bad)),
-            ([tmp_path / "none"], 1, "no such file or folder"),
-            ([A, "-o", tmp_path], 1, str(tmp_path)),
-            ([A, B, "--label", "x", "--label", "x"], 2, "two recordings are labelled")]:
+        ([bad], 1, str(bad)),
+        ([tmp_path / "none"], 1, "no such file or folder"),
+        ([A, "-o", tmp_path], 1, str(tmp_path)),
+        ([A, B, "--label", "x", "--label", "x"], 2, "two recordings are labelled"),
+    ]:
         result = report(*args)
         assert result.code == code, (args, result)
         assert result.stderr.startswith("extract: error: ") and text in result.stderr
@@ -346,25 +441,47 @@ def test_the_wheel_carries_the_templates(tmp_path, wheel):
         assert "extractor/report/templates/" + name in names
     # the unpacked wheel, run from elsewhere, finds them
     env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
-    done = subprocess.run([sys.executable, "-m", "extractor", "report", str(A)],
-                          cwd=str(tmp_path), env=env, capture_output=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "extractor", "report", str(A)],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert len(rows_of(parse(done.stdout))) == 1
-    where = subprocess.run([sys.executable, "-c", "import extractor; print(extractor.__file__)"],
-                           cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, check=False)
+    where = subprocess.run(
+        [sys.executable, "-c", "import extractor; print(extractor.__file__)"],
+        cwd=str(tmp_path),
+        env=env,
+        stdout=subprocess.PIPE,
+        check=False,
+    )
     assert where.stdout.decode().startswith(str(tmp_path / "site"))  # not the checkout's
 
 
 def test_a_long_blocks_file_shows_its_first_blocks_and_the_slowest(tmp_path):
     from extractor.report.page import MAX_HEAT_ROWS
+
     out = tmp_path / "out"
     write_summary(out / "long", A)
     count = MAX_HEAT_ROWS + 50
-    bodies = [{"run": 1 + n // 10, "block": n % 10, "first_step": n, "end_step": n + 1,
-               "kernels": 1, "cycles": {"PV": 100}, "total": 100} for n in range(count)]
+    bodies = [
+        {
+            "run": 1 + n // 10,
+            "block": n % 10,
+            "first_step": n,
+            "end_step": n + 1,
+            "kernels": 1,
+            "cycles": {"PV": 100},
+            "total": 100,
+        }
+        for n in range(count)
+    ]
     bodies[count - 5]["cycles"]["PV"] = bodies[count - 5]["total"] = 900  # the slowest
-    (out / "long" / "blocks.json").write_text(json.dumps(
-        {"profile": "p", "stages": ["PV"], "blocks": bodies, "stats": {}, "total": None}))
+    (out / "long" / "blocks.json").write_text(
+        json.dumps({"profile": "p", "stages": ["PV"], "blocks": bodies, "stats": {}, "total": None})
+    )
     write_index(out, [index_entry("long/summary.json", "runs/long/profile.pop")])
     record_blocks(out / "long")  # as a batch run with --blocks vouches for it
     page = parse(made(tmp_path, out))
@@ -372,8 +489,13 @@ def test_a_long_blocks_file_shows_its_first_blocks_and_the_slowest(tmp_path):
     rows = details.find("tbody").find_all("tr")
     assert len(rows) == MAX_HEAT_ROWS + 1
     assert [td.text() for td in rows[-1].find_all("td")][:4] == [
-        str(1 + (count - 5) // 10), str((count - 5) % 10), "900", "900"]
+        str(1 + (count - 5) // 10),
+        str((count - 5) % 10),
+        "900",
+        "900",
+    ]
     assert rows[-1].classes == ["slowest"]
     summary = details.find("summary").text()
-    assert "(the first {} of {} blocks shown, and the slowest;".format(
-        MAX_HEAT_ROWS, count) in summary
+    assert (
+        "(the first {} of {} blocks shown, and the slowest;".format(MAX_HEAT_ROWS, count) in summary
+    )

@@ -15,21 +15,27 @@ from support.cli import invoke_extract
 from support.reportpage import A, B, write_summary
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture(scope="module")
 def browser():
     assert CHROMIUM.exists(), (
         "{} is missing: the report's browser tests need Debian's chromium package "
-        "(apt-get install chromium; .ci/run installs it)".format(CHROMIUM))
+        "(apt-get install chromium; .ci/run installs it)".format(CHROMIUM)
+    )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                              args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
 
@@ -42,8 +48,7 @@ class Loaded:
         self.page = self.context.new_page()
         self.requests, self.console, self.errors = [], [], []
         self.page.on("request", lambda request: self.requests.append(request.url))
-        self.page.on("console", lambda message: self.console.append(
-            (message.type, message.text)))
+        self.page.on("console", lambda message: self.console.append((message.type, message.text)))
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.url = path.resolve().as_uri()
         self.page.goto(self.url, wait_until="load")
@@ -53,7 +58,8 @@ class Loaded:
 
     def labels(self):
         return self.page.eval_on_selector_all(
-            "#recordings tbody tr", "rows => rows.map(r => r.cells[0].dataset.s)")
+            "#recordings tbody tr", "rows => rows.map(r => r.cells[0].dataset.s)"
+        )
 
 
 def make_report(folder: Path, *args) -> Path:
@@ -83,9 +89,9 @@ def odd_report(tmp_path_factory):
 
     def no_kernels(data):
         data["kernels"] = []
+
     empty = write_summary(folder / "empty", A, no_kernels)
-    return make_report(folder, A, empty, B, "--label", HOSTILE, "--label", "empty",
-                       "--label", "b")
+    return make_report(folder, A, empty, B, "--label", HOSTILE, "--label", "empty", "--label", "b")
 
 
 @pytest.fixture

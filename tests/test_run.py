@@ -42,9 +42,15 @@ def test_standard_output_and_python_m_give_the_same_bytes(golden_profile, tmp_pa
     assert invoke_extract(GOLDEN_PROFILE_ARG, cwd=work).stdout == EXPECTED
     import os
     import subprocess
+
     env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE))
-    done = subprocess.run([sys.executable, "-m", "extractor", GOLDEN_PROFILE_ARG], cwd=str(work),
-                          env=env, capture_output=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "extractor", GOLDEN_PROFILE_ARG],
+        cwd=str(work),
+        env=env,
+        capture_output=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == EXPECTED
 
@@ -96,12 +102,14 @@ EDGE_WARNINGS = {
 @pytest.mark.parametrize("case, pattern", sorted(EDGE_WARNINGS.items()))
 def test_edge_case_warns_on_stderr(case, pattern):
     import re
+
     if case not in EDGE_CASES:
         pytest.fail("fixture fixtures/edge/{} is missing".format(case))
     result = invoke_extract("fixtures/edge/{}/profile.pop".format(case), "-o", "-", cwd=REPO)
     assert result.code == 0, result
-    warnings = [line for line in result.stderr.splitlines()
-                if line.startswith("extract: warning: ")]
+    warnings = [
+        line for line in result.stderr.splitlines() if line.startswith("extract: warning: ")
+    ]
     assert any(re.search(pattern, line) for line in warnings), result.stderr
 
 
@@ -111,6 +119,7 @@ def test_quiet_hides_warnings():
 
 
 # ---- bad input: one line, exit 1, nothing written, input unchanged -------------------
+
 
 def _drop_table(profile: Path, table: str) -> None:
     with sqlite3.connect(str(profile)) as db:
@@ -143,18 +152,26 @@ BAD_PROFILES = [
     ("not sqlite", _not_sqlite, r"not an SQLite database"),
     ("truncated", _truncate, r"truncated|not an SQLite database|malformed"),
     ("missing table", lambda p: _drop_table(p, "memory_by_tile"), r"no table 'memory_by_tile'"),
-    ("missing column", lambda p: _drop_column(p, "steps_by_ipu", "active_cycles_to_max"),
-     r"table 'steps_by_ipu' has no column 'active_cycles_to_max'"),
-    ("missing var_categories", lambda p: _drop_table(p, "var_categories"),
-     r"no table 'var_categories'"),
+    (
+        "missing column",
+        lambda p: _drop_column(p, "steps_by_ipu", "active_cycles_to_max"),
+        r"table 'steps_by_ipu' has no column 'active_cycles_to_max'",
+    ),
+    (
+        "missing var_categories",
+        lambda p: _drop_table(p, "var_categories"),
+        r"no table 'var_categories'",
+    ),
     ("pva refuses it", _no_pva_data, r"PopVision could not open the report"),
 ]
 
 
 @pytest.mark.parametrize("case, damage, message", BAD_PROFILES, ids=[c[0] for c in BAD_PROFILES])
-def test_bad_profile_is_one_line_exit_1_and_nothing_written(tmp_path, golden_profile, case,
-                                                            damage, message):
+def test_bad_profile_is_one_line_exit_1_and_nothing_written(
+    tmp_path, golden_profile, case, damage, message
+):
     import re
+
     damage(golden_profile)
     before = sha256(golden_profile)
     out = tmp_path / "out" / "summary.json"
@@ -174,12 +191,16 @@ def test_bad_profile_is_one_line_exit_1_and_nothing_written(tmp_path, golden_pro
 def test_missing_file_and_directory(tmp_path):
     result = invoke_extract(tmp_path / "nope.pop", "-o", tmp_path / "s.json")
     assert (result.code, result.stderr) == (
-        1, "extract: error: {}: no such file\n".format(tmp_path / "nope.pop"))
+        1,
+        "extract: error: {}: no such file\n".format(tmp_path / "nope.pop"),
+    )
     link = tmp_path / "dangling.pop"
     link.symlink_to(tmp_path / "gone.pop")
     result = invoke_extract(link, "-o", tmp_path / "s.json")
     assert (result.code, result.stderr) == (
-        1, "extract: error: {}: broken symbolic link\n".format(link))
+        1,
+        "extract: error: {}: broken symbolic link\n".format(link),
+    )
     assert not (tmp_path / "s.json").exists()
 
 
@@ -213,25 +234,32 @@ def test_unwritable_output_is_one_line(golden_profile, tmp_path):
     blocker.write_text("a file, not a folder")
     result = invoke_extract(golden_profile, "-o", blocker / "summary.json")
     assert result.code == 1, result
-    assert result.stderr == ("extract: error: {}: cannot write: a part of {} is a file, not "
-                             "a folder\n".format(blocker / "summary.json", blocker))
+    assert result.stderr == (
+        "extract: error: {}: cannot write: a part of {} is a file, not a folder\n".format(
+            blocker / "summary.json", blocker
+        )
+    )
     assert blocker.read_text() == "a file, not a folder"
 
 
 def test_version():
     from extractor import __version__
+
     result = invoke_extract("--version")
     assert (result.code, result.stdout.decode()) == (0, "extract {}\n".format(__version__))
     # Installed under the distribution's own name ("extractor" is another project's).
     import importlib.metadata
+
     assert importlib.metadata.version("popvision-extractor") == __version__
 
 
 # ---- the library, without the CLI -----------------------------------------------------
 
+
 def test_pva_facts_are_fetched_once_each(golden_profile):
     pva = pva_double()
     from extractor import summarize
+
     pva.reset_access_counts()
     summarize(golden_profile, pva=pva)
     repeated = {key: n for key, n in pva.access_counts.items() if n > 1}
@@ -244,6 +272,7 @@ def test_dependencies_are_declared_with_no_upper_bound():
     # a version conflicts with other tools sharing the user's (SDK) virtualenv.
     import importlib.metadata
     import re
+
     required = {}
     for line in importlib.metadata.requires("popvision-extractor") or []:
         if "extra ==" not in line:
@@ -255,22 +284,33 @@ def test_dependencies_are_declared_with_no_upper_bound():
 
 def test_package_imports_without_pva():
     import subprocess
-    done = subprocess.run([sys.executable, "-c",
-                           ("import sys; sys.modules['pva'] = None; import extractor, "
-                            "extractor.cli; print(extractor.summarize.__name__)")],
-                          capture_output=True, check=False)
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys; sys.modules['pva'] = None; import extractor, "
+                "extractor.cli; print(extractor.summarize.__name__)"
+            ),
+        ],
+        capture_output=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == b"summarize"
 
 
 def test_wheel_carries_the_default_rules(tmp_path, wheel):
     import subprocess
+
     # The distribution's name is not the package's: "extractor" on the index is another
     # project. The wheel installs the package `extractor` and the command `extract`.
     with zipfile.ZipFile(str(wheel)) as archive:
         names = archive.namelist()
-        assert archive.read("extractor/stage_rules.toml") == \
-            (REPO / "stage_rules.toml").read_bytes()
+        assert (
+            archive.read("extractor/stage_rules.toml") == (REPO / "stage_rules.toml").read_bytes()
+        )
         info = next(n for n in names if n.endswith(".dist-info/METADATA"))
         assert "\nName: popvision-extractor\n" in archive.read(info).decode()
         entry_points = archive.read(info.replace("METADATA", "entry_points.txt")).decode()
@@ -279,13 +319,20 @@ def test_wheel_carries_the_default_rules(tmp_path, wheel):
     assert not any(n.startswith(("tests/", "fixtures/")) for n in names)
     # Run the unpacked wheel from an unrelated folder: the rules must come from inside it.
     import os
+
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path / "site"), str(PVA_DOUBLE)]))
     work = tmp_path / "elsewhere"
     work.mkdir()
-    case = copy_case(golden_case_folder(),
-                     tmp_path / "poprt" / "profile_logs_f8weight" / "inference")
-    done = subprocess.run([sys.executable, "-m", "extractor", GOLDEN_PROFILE_ARG],
-                          cwd=str(work), env=env, capture_output=True, check=False)
+    case = copy_case(
+        golden_case_folder(), tmp_path / "poprt" / "profile_logs_f8weight" / "inference"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "extractor", GOLDEN_PROFILE_ARG],
+        cwd=str(work),
+        env=env,
+        capture_output=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == EXPECTED
     assert case.exists()
@@ -293,11 +340,23 @@ def test_wheel_carries_the_default_rules(tmp_path, wheel):
 
 def test_code_runs_on_python_3_8():
     import subprocess
+
     vermin = str(Path(sys.executable).with_name("vermin"))
-    done = subprocess.run([vermin, "-t=3.8-", "--no-tips",
-                           "--violations", "--eval-annotations", str(REPO / "extractor"),
-                           str(REPO / "tests"), str(REPO / "fixtures")],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    done = subprocess.run(
+        [
+            vermin,
+            "-t=3.8-",
+            "--no-tips",
+            "--violations",
+            "--eval-annotations",
+            str(REPO / "extractor"),
+            str(REPO / "tests"),
+            str(REPO / "fixtures"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout.decode()
 
 
@@ -306,15 +365,20 @@ def test_killed_writes_never_leave_a_partial_summary(golden_profile, tmp_path):
     import signal
     import subprocess
     import time
+
     work = tmp_path / "work"
     work.mkdir()
     out = work / "summary.json"
     out.write_bytes(b"previous\n")
     env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE))
     for delay in (0.05, 0.15, 0.25, 0.35, 0.45, 0.6, 0.8):
-        process = subprocess.Popen(extract_command() + [GOLDEN_PROFILE_ARG, "-o", str(out)],
-                                   cwd=str(work), env=env, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            extract_command() + [GOLDEN_PROFILE_ARG, "-o", str(out)],
+            cwd=str(work),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(delay)
         process.send_signal(signal.SIGKILL)
         process.wait()
@@ -323,6 +387,7 @@ def test_killed_writes_never_leave_a_partial_summary(golden_profile, tmp_path):
     # Whatever the kills left behind, the next write cleans up after them; a temporary
     # file of a live writer (this test's own process) or of another host stays.
     import socket
+
     dead = subprocess.Popen(["true"])
     dead.wait()
     host = socket.gethostname()
@@ -333,8 +398,9 @@ def test_killed_writes_never_leave_a_partial_summary(golden_profile, tmp_path):
         planted.write_bytes(b"{")
     assert run_extract(GOLDEN_PROFILE_ARG, "-o", out, cwd=work).code == 0
     assert out.read_bytes() == EXPECTED
-    assert sorted(p.name for p in work.iterdir()) == sorted(["summary.json", live.name,
-                                                             remote.name])
+    assert sorted(p.name for p in work.iterdir()) == sorted(
+        ["summary.json", live.name, remote.name]
+    )
 
 
 # A command-line app of typer's, run: what typer itself imports to parse a command line
@@ -350,8 +416,11 @@ app(["p", "-o", "s.json", "--quiet"], standalone_mode=False)
 
 
 def _imported_modules(stderr: str) -> set:
-    return {line.rsplit("|", 1)[1].strip() for line in stderr.splitlines()
-            if line.startswith("import time:") and "|" in line}
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
 
 
 def test_a_single_extraction_imports_only_what_it_needs(tmp_path):
@@ -360,22 +429,32 @@ def test_a_single_extraction_imports_only_what_it_needs(tmp_path):
     # imports to run a command is allowed: typer is the CLI's framework, with no upper
     # bound on its version. (rich is not listed: the older typer of Python 3.8 imports it.)
     import subprocess
-    typer_run = subprocess.run([sys.executable, "-X", "importtime", "-c", TYPER_APP],
-                               capture_output=True, check=False)
+
+    typer_run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", TYPER_APP], capture_output=True, check=False
+    )
     assert typer_run.returncode == 0, typer_run.stderr.decode()[-2000:]
     typer_imports = _imported_modules(typer_run.stderr.decode())
     assert "typer" in typer_imports  # the list is the real one
     profile = copy_case(golden_case_folder(), tmp_path / "p")
-    result = run_extract(profile, "-o", tmp_path / "s.json", "--no-pva",
-                         env={"PYTHONPROFILEIMPORTTIME": "1"})
+    result = run_extract(
+        profile, "-o", tmp_path / "s.json", "--no-pva", env={"PYTHONPROFILEIMPORTTIME": "1"}
+    )
     assert result.code == 0, result
     imported = _imported_modules(result.stderr)
     assert "extractor.core.summary" in imported  # the list is the real one
     # extractor.batch, .compare, .diagnose and .report are packages: no module of theirs
     # either; jinja2 is the report's alone.
-    unwanted = {"extractor.batch", "extractor.compare", "extractor.diagnose",
-                "extractor.report", "extractor.core.steptables", "multiprocessing", "pva",
-                "jinja2"}
+    unwanted = {
+        "extractor.batch",
+        "extractor.compare",
+        "extractor.diagnose",
+        "extractor.report",
+        "extractor.core.steptables",
+        "multiprocessing",
+        "pva",
+        "jinja2",
+    }
     assert (imported - typer_imports) & unwanted == set()
 
 
@@ -383,6 +462,7 @@ def test_the_library_names_are_all_importable_from_the_package():
     # The package imports its modules on first use (start-up time): every public name
     # must still be there, as docs/library.md uses them.
     import extractor
+
     for name in extractor.__all__:
         assert getattr(extractor, name) is not None, name
     assert set(extractor.__all__) <= set(dir(extractor))

@@ -45,10 +45,10 @@ def pva_problem():
     places += list(spec.submodule_search_locations or [])
     stand_in = PVA_DOUBLE.resolve()
     for place in places:
-        if place and (stand_in == Path(place).resolve() or
-                      stand_in in Path(place).resolve().parents):
-            return "the pva found is the project's stand-in ({}), not the real one".format(
-                place)
+        if place and (
+            stand_in == Path(place).resolve() or stand_in in Path(place).resolve().parents
+        ):
+            return "the pva found is the project's stand-in ({}), not the real one".format(place)
     return None
 
 
@@ -67,8 +67,11 @@ def real_profiles():
 
 
 PROFILES = real_profiles()
-_REASONS = [r for r in (pva_problem(), None if PROFILES else
-                        "{} names no profiles".format(PROFILES_VARIABLE)) if r]
+_REASONS = [
+    r
+    for r in (pva_problem(), None if PROFILES else "{} names no profiles".format(PROFILES_VARIABLE))
+    if r
+]
 SKIP_REASON = "; ".join(_REASONS)
 
 pytestmark = [pytest.mark.sdk, pytest.mark.skipif(bool(SKIP_REASON), reason=SKIP_REASON)]
@@ -77,8 +80,9 @@ pytestmark = [pytest.mark.sdk, pytest.mark.skipif(bool(SKIP_REASON), reason=SKIP
 def run_here(*args):
     """`extract ARGS...` in this environment, the user's PYTHONPATH (where the SDK puts
     pva) kept as it is."""
-    return run_extract(*args, pva=False, env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")},
-                       timeout=3600)
+    return run_extract(
+        *args, pva=False, env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")}, timeout=3600
+    )
 
 
 def summary_text(summary: dict) -> bytes:
@@ -137,9 +141,15 @@ def test_extraction_succeeds(full_run):
     assert result.code == 0, result.stderr
     assert data is not None
     summary = json.loads(data.decode("ascii"))
-    assert list(summary) == ["profile", "kernels", "attention_exchanges",
-                             "exchange_memory_per_tile", "device_spans", "qkv_executions",
-                             "allocated_memory"]
+    assert list(summary) == [
+        "profile",
+        "kernels",
+        "attention_exchanges",
+        "exchange_memory_per_tile",
+        "device_spans",
+        "qkv_executions",
+        "allocated_memory",
+    ]
     assert data == summary_text(summary)  # the bytes rule
     for warning in result.stderr.splitlines():  # worth sending us, not a failure
         print(warning)

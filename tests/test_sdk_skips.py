@@ -17,7 +17,7 @@ CONTRACT = REPO / "tests" / "test_sdk_contract.py"
 # A pva that is not the stand-in's folder: the stand-in, loaded from its file, with what
 # the contract tests need beyond it (the target's tile count, read from the synthetic
 # profile's own `meta` table, and the format version).
-WRAPPED_STAND_IN = '''
+WRAPPED_STAND_IN = """
 import importlib.util
 import sqlite3
 
@@ -45,7 +45,7 @@ def openReport(path, *args):
     report.compilation.target = _Target(tiles)
     report.version = _Version()
     return report
-'''
+"""
 
 
 def run_contract(tmp_path, pythonpath=None, profiles=None):
@@ -59,10 +59,25 @@ def run_contract(tmp_path, pythonpath=None, profiles=None):
         env["EXTRACTOR_REAL_PROFILES"] = profiles
     report = tmp_path / "junit.xml"
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs",
-         "--junitxml", str(report), str(CONTRACT)],
-        cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
-        check=False)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-rs",
+            "--junitxml",
+            str(report),
+            str(CONTRACT),
+        ],
+        cwd=str(REPO),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=300,
+        check=False,
+    )
     output = done.stdout.decode("utf-8", "replace")
     outcomes, reasons = {}, set()
     for case in ElementTree.parse(str(report)).getroot().iter("testcase"):
@@ -85,8 +100,9 @@ def test_skipped_without_pva(tmp_path):
 
 def test_the_stand_in_is_not_taken_for_the_real_pva(tmp_path):
     profile = copy_case(EDGE / "one-anchor", tmp_path / "one")
-    code, outcomes, reasons, output = run_contract(tmp_path, pythonpath=PVA_DOUBLE,
-                                                   profiles=str(profile))
+    code, outcomes, reasons, output = run_contract(
+        tmp_path, pythonpath=PVA_DOUBLE, profiles=str(profile)
+    )
     assert code == 0, output
     assert set(outcomes.values()) == {"skipped"}, output
     assert any("the pva found is the project's stand-in" in r for r in reasons), reasons
@@ -95,8 +111,9 @@ def test_the_stand_in_is_not_taken_for_the_real_pva(tmp_path):
 def test_with_a_real_like_pva(tmp_path):
     sdk = tmp_path / "sdk" / "pva"
     sdk.mkdir(parents=True)
-    (sdk / "__init__.py").write_text(WRAPPED_STAND_IN.format(
-        stand_in=str(PVA_DOUBLE / "pva" / "__init__.py")), encoding="utf-8")
+    (sdk / "__init__.py").write_text(
+        WRAPPED_STAND_IN.format(stand_in=str(PVA_DOUBLE / "pva" / "__init__.py")), encoding="utf-8"
+    )
 
     # Without profiles: skipped, and saying why.
     code, outcomes, reasons, output = run_contract(tmp_path, pythonpath=sdk.parent)
@@ -108,24 +125,35 @@ def test_with_a_real_like_pva(tmp_path):
     good = copy_case(EDGE / "one-anchor", tmp_path / "folder" / "one")
     bad = shifted_program_ids(tmp_path / "bad")
     code, outcomes, reasons, output = run_contract(
-        tmp_path, pythonpath=sdk.parent,
-        profiles=os.pathsep.join([str(tmp_path / "folder"), "", str(bad)]))
+        tmp_path,
+        pythonpath=sdk.parent,
+        profiles=os.pathsep.join([str(tmp_path / "folder"), "", str(bad)]),
+    )
     assert code == 1, output
-    tests = ["test_extraction_succeeds", "test_every_step_program_is_in_pva_with_its_name",
-             "test_program_ids_are_unique", "test_on_tile_steps_reach_their_compute_set",
-             "test_compute_set_ids_index_pva_compute_sets_of_the_same_name",
-             "test_code_bytes_by_tile_has_one_entry_per_tile",
-             "test_memory_by_tile_has_one_row_per_tile", "test_doctor_finds_no_failure",
-             "test_no_pva_gives_the_same_bytes_but_the_pva_fields",
-             "test_inspect_reads_the_versions"]
+    tests = [
+        "test_extraction_succeeds",
+        "test_every_step_program_is_in_pva_with_its_name",
+        "test_program_ids_are_unique",
+        "test_on_tile_steps_reach_their_compute_set",
+        "test_compute_set_ids_index_pva_compute_sets_of_the_same_name",
+        "test_code_bytes_by_tile_has_one_entry_per_tile",
+        "test_memory_by_tile_has_one_row_per_tile",
+        "test_doctor_finds_no_failure",
+        "test_no_pva_gives_the_same_bytes_but_the_pva_fields",
+        "test_inspect_reads_the_versions",
+    ]
     # By hand, for the shifted profile: extract (and so the --no-pva comparison, which
     # needs the full run) stops at program 31; doctor fails step_programs; SQL's program
     # 32 is pva's 31 "OnTileExecute_cs1", whose computeset is compute set 1, where SQL's
     # step runs compute set 2. Compute sets, ids' uniqueness, code bytes (SQL's exchange
     # programs are no longer exchanges in pva, or not there), tiles and versions hold.
-    failing = {"test_extraction_succeeds", "test_every_step_program_is_in_pva_with_its_name",
-               "test_on_tile_steps_reach_their_compute_set", "test_doctor_finds_no_failure",
-               "test_no_pva_gives_the_same_bytes_but_the_pva_fields"}
+    failing = {
+        "test_extraction_succeeds",
+        "test_every_step_program_is_in_pva_with_its_name",
+        "test_on_tile_steps_reach_their_compute_set",
+        "test_doctor_finds_no_failure",
+        "test_no_pva_gives_the_same_bytes_but_the_pva_fields",
+    }
     expected = {}
     for name in tests:
         expected["{}[{}]".format(name, good)] = "passed"

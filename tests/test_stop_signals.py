@@ -16,14 +16,14 @@ from support.checks import no_partial_files
 from support.cli import extract_command, invoke_extract
 from support.paths import EDGE, PVA_DOUBLE
 
-HOLD = '''
+HOLD = """
 import os, sys, time
 def _hold(event, args):
     if event == "os.rename" and str(args[0]).endswith(".partial"):
         open(os.environ["EXTRACT_TEST_HELD"], "w").close()
         time.sleep(60)
 sys.addaudithook(_hold)
-'''
+"""
 
 
 @pytest.fixture
@@ -39,10 +39,18 @@ def held_run(tmp_path, args, signum):
     hook.mkdir(exist_ok=True)
     (hook / "sitecustomize.py").write_text(HOLD)
     held = tmp_path / "held"
-    env = dict(os.environ, PYTHONPATH="{}{}{}".format(hook, os.pathsep, PVA_DOUBLE),
-               EXTRACT_TEST_HELD=str(held))
-    run = subprocess.Popen(extract_command() + [str(a) for a in args], cwd=str(tmp_path),
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = dict(
+        os.environ,
+        PYTHONPATH="{}{}{}".format(hook, os.pathsep, PVA_DOUBLE),
+        EXTRACT_TEST_HELD=str(held),
+    )
+    run = subprocess.Popen(
+        extract_command() + [str(a) for a in args],
+        cwd=str(tmp_path),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         end = time.monotonic() + 60
         while not held.exists():
@@ -65,11 +73,12 @@ def test_a_stop_mid_write_leaves_nothing(tmp_path, batch_out, command, signum):
     target = tmp_path / "result" / "target.out"
     target.parent.mkdir()
     target.write_bytes(b"what was there before\n")
-    args = {"table": ["table", "out", "-o", target],
-            "report": ["report", "out", "-o", target],
-            "compare-chart": ["compare", "out/a", "out/b", "--chart",
-                              target.with_suffix(".svg")],
-            "merge": ["merge", "out"]}[command]
+    args = {
+        "table": ["table", "out", "-o", target],
+        "report": ["report", "out", "-o", target],
+        "compare-chart": ["compare", "out/a", "out/b", "--chart", target.with_suffix(".svg")],
+        "merge": ["merge", "out"],
+    }[command]
     if command == "compare-chart":
         target = target.with_suffix(".svg")
     if command == "merge":
@@ -77,7 +86,6 @@ def test_a_stop_mid_write_leaves_nothing(tmp_path, batch_out, command, signum):
     before = target.read_bytes() if target.exists() else None
     code, stderr = held_run(tmp_path, args, signum)
     assert code == 128 + signum, stderr
-    assert stderr == "extract: error: terminated by {}\n".format(
-        signal.Signals(signum).name)
+    assert stderr == "extract: error: terminated by {}\n".format(signal.Signals(signum).name)
     assert (target.read_bytes() if target.exists() else None) == before
     no_partial_files(tmp_path)

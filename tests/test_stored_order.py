@@ -31,6 +31,7 @@ def _reads(monkeypatch):
     def recorded(self, *args, **kwargs):
         reads.append(kwargs.get("stored_order", False))
         return original(self, *args, **kwargs)
+
     monkeypatch.setattr(Profile, "step_row_batches", recorded)
     return reads
 

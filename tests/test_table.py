@@ -42,8 +42,10 @@ def expected_metrics(path):
     found["device_span:max"] = max(spans)
     found["device_span:mean"] = sum(spans) / len(spans)
     found["qkv_executions"] = data["qkv_executions"]
-    for prefix, key, fields in (("exchange_memory:", "exchange_memory_per_tile", "b"),
-                                ("allocated_memory:", "allocated_memory", "total")):
+    for prefix, key, fields in (
+        ("exchange_memory:", "exchange_memory_per_tile", "b"),
+        ("allocated_memory:", "allocated_memory", "total"),
+    ):
         for statistic, field in (("min", "min"), ("mean", "avg"), ("max", "max")):
             found[prefix + statistic] = data[key]["{}({})".format(field, fields)]
     seen = {}
@@ -80,18 +82,31 @@ def test_csv_has_one_line_per_recording_and_metric(tmp_path):
         assert {row[1] for row in mine} == {profile}
         expected = expected_metrics(path)
         assert len(mine) == len(expected)  # no metric twice
-        assert {row[2]: row[3] for row in mine} == {k: repr(v) if isinstance(v, float)
-                                                     else str(v) for k, v in expected.items()}
+        assert {row[2]: row[3] for row in mine} == {
+            k: repr(v) if isinstance(v, float) else str(v) for k, v in expected.items()
+        }
     # Checked by hand against expected.json: the first stage, the stage total, and a mean
     # kept to every digit.
     first_a = [row for row in rows if row[0] == "a"]
     assert first_a[0][2:] == ["stage:fused QKV projection", "37277"]
-    assert ["a", "../poprt/profile_logs_f8weight/inference/profile.pop", "stages:total",
-            "173253"] in rows
-    assert ["b", "../poprt/profile_logs_f8weight_b/inference/profile.pop",
-            "exchange_memory:mean", "15990.5"] in rows
-    assert ["a", "../poprt/profile_logs_f8weight/inference/profile.pop",
-            "device_span:mean", "15987661.5"] in rows
+    assert [
+        "a",
+        "../poprt/profile_logs_f8weight/inference/profile.pop",
+        "stages:total",
+        "173253",
+    ] in rows
+    assert [
+        "b",
+        "../poprt/profile_logs_f8weight_b/inference/profile.pop",
+        "exchange_memory:mean",
+        "15990.5",
+    ] in rows
+    assert [
+        "a",
+        "../poprt/profile_logs_f8weight/inference/profile.pop",
+        "device_span:mean",
+        "15987661.5",
+    ] in rows
     # recordings in the order given, each one's metrics together
     assert [row[0] for row in rows[1:]] == sorted(row[0] for row in rows[1:])
 
@@ -101,16 +116,26 @@ def test_metric_order_is_the_comparisons(tmp_path):
     names = [row[2] for row in rows[1:]]
     # stages first (in order of first appearance in the kernels), then their total, the
     # spans, their max and mean, QKV, the two memories, the exchanges
-    stages = list(dict.fromkeys("stage:" + k["stage"] for k in
-                                json.loads(A.read_text())["kernels"]))
-    assert names[:len(stages) + 1] == stages + ["stages:total"]
-    assert names[len(stages) + 1:len(stages) + 6] == [
-        "device_span:1", "device_span:2", "device_span:max", "device_span:mean",
-        "qkv_executions"]
-    assert names[len(stages) + 6:len(stages) + 12] == [
-        "exchange_memory:min", "exchange_memory:mean", "exchange_memory:max",
-        "allocated_memory:min", "allocated_memory:mean", "allocated_memory:max"]
-    assert all(name.startswith("attention_exchange:") for name in names[len(stages) + 12:])
+    stages = list(
+        dict.fromkeys("stage:" + k["stage"] for k in json.loads(A.read_text())["kernels"])
+    )
+    assert names[: len(stages) + 1] == stages + ["stages:total"]
+    assert names[len(stages) + 1 : len(stages) + 6] == [
+        "device_span:1",
+        "device_span:2",
+        "device_span:max",
+        "device_span:mean",
+        "qkv_executions",
+    ]
+    assert names[len(stages) + 6 : len(stages) + 12] == [
+        "exchange_memory:min",
+        "exchange_memory:mean",
+        "exchange_memory:max",
+        "allocated_memory:min",
+        "allocated_memory:mean",
+        "allocated_memory:max",
+    ]
+    assert all(name.startswith("attention_exchange:") for name in names[len(stages) + 12 :])
 
 
 def test_jsonl_holds_the_same_lines_with_numbers_as_numbers(tmp_path):
@@ -123,11 +148,13 @@ def test_jsonl_holds_the_same_lines_with_numbers_as_numbers(tmp_path):
     objects = [json.loads(line) for line in lines[:-1]]
     assert all(list(o) == ["recording", "profile", "metric", "value"] for o in objects)
     assert [[o["recording"], o["profile"], o["metric"], o["value"]] for o in objects] == [
-        [r[0], r[1], r[2], float(r[3]) if "." in r[3] else int(r[3])] for r in as_csv]
+        [r[0], r[1], r[2], float(r[3]) if "." in r[3] else int(r[3])] for r in as_csv
+    ]
     # a batch folder's recordings are named by their folders, sorted by path
     assert list(dict.fromkeys(o["recording"] for o in objects)) == ["fp16", "fp8"]
-    assert {o["metric"]: o["value"] for o in objects if o["recording"] == "fp8"} == \
-        expected_metrics(A)
+    assert {
+        o["metric"]: o["value"] for o in objects if o["recording"] == "fp8"
+    } == expected_metrics(A)
 
 
 def test_labels_that_need_quoting(tmp_path):
@@ -172,7 +199,8 @@ def test_errors_are_one_line(tmp_path):
     folder.mkdir()
     assert str(folder) in one_line_error(table(A, "-o", folder), 1)
     assert "two recordings are labelled" in one_line_error(
-        table(A, B, "--label", "x", "--label", "x"), 2)
+        table(A, B, "--label", "x", "--label", "x"), 2
+    )
     assert table(A, "--format", "xml").code == 2
     assert sorted(p.name for p in folder.iterdir()) == []
 

@@ -8,10 +8,21 @@ from ..errors import UsageError
 from ..output import STDOUT
 
 
-def run_batch_command(paths: Sequence[Path], output: Optional[str], rules, *,
-                      jobs: Optional[int], force: bool, shard_text: Optional[str],
-                      quiet: bool, use_pva: bool, csv: bool, timeout: float, blocks: bool,
-                      line: Callable[[str], None]) -> int:
+def run_batch_command(
+    paths: Sequence[Path],
+    output: Optional[str],
+    rules,
+    *,
+    jobs: Optional[int],
+    force: bool,
+    shard_text: Optional[str],
+    quiet: bool,
+    use_pva: bool,
+    csv: bool,
+    timeout: float,
+    blocks: bool,
+    line: Callable[[str], None],
+) -> int:
     """Extract a batch; `line(text)` prints a line on stderr. The exit code: 0, 1 when a
     profile failed, 128 + a signal (130 for Ctrl-C) when stopped."""
     from ..output import make_folder
@@ -39,20 +50,37 @@ def run_batch_command(paths: Sequence[Path], output: Optional[str], rules, *,
         reporter = QuietReporter()
     else:
         from rich.console import Console
+
         console = Console(stderr=True)
         reporter = RichReporter(console) if console.is_terminal else PlainReporter()
         for note in found.notes:
             reporter.print("extract: note: {}".format(note))
-    result = run_batch(items, outdir, rules, jobs=jobs or available_cpus(), force=force,
-                       shard=shard, options=options, reporter=reporter, timeout=timeout)
-    line("{} extracted, {} up to date, {} failed".format(
-        result.extracted, result.up_to_date, result.failed))
+    result = run_batch(
+        items,
+        outdir,
+        rules,
+        jobs=jobs or available_cpus(),
+        force=force,
+        shard=shard,
+        options=options,
+        reporter=reporter,
+        timeout=timeout,
+    )
+    line(
+        "{} extracted, {} up to date, {} failed".format(
+            result.extracted, result.up_to_date, result.failed
+        )
+    )
     if result.interrupted:
         if result.stopped_by is None:
             line("extract: error: interrupted: the index lists every profile finished so far")
             return 130
         from ..stopping import stop_message
-        line("extract: error: {}: the index lists every profile finished so far".format(
-            stop_message(result.stopped_by)))
+
+        line(
+            "extract: error: {}: the index lists every profile finished so far".format(
+                stop_message(result.stopped_by)
+            )
+        )
         return 128 + result.stopped_by
     return 1 if result.failed else 0

@@ -61,20 +61,25 @@ class ArgumentsError(ExtractorError):
 def busy_reason(profile: Path):
     """Why a profile must not be read now, or None."""
     if UNFINISHED.match(profile.name):
-        return ("still being written (Poplar renames profile_<random>.pop to profile.pop "
-                "when the engine closes): skipped")
+        return (
+            "still being written (Poplar renames profile_<random>.pop to profile.pop "
+            "when the engine closes): skipped"
+        )
     for suffix in BUSY_SUFFIXES:
         if os.path.lexists(str(profile) + suffix):
             return "{} beside it: still being written, skipped".format(
-                shown_path(profile.name + suffix))
+                shown_path(profile.name + suffix)
+            )
     # A link: SQLite keeps the log and journal beside the file it resolves to.
     real = os.path.realpath(str(profile))
     if real != os.path.abspath(str(profile)):
         for suffix in BUSY_SUFFIXES:
             if os.path.lexists(real + suffix):
-                return "it resolves to {}, and {} is beside that: still being written, " \
-                       "skipped".format(shown_path(real), shown_path(
-                           os.path.basename(real) + suffix))
+                return (
+                    "it resolves to {}, and {} is beside that: still being written, skipped".format(
+                        shown_path(real), shown_path(os.path.basename(real) + suffix)
+                    )
+                )
     return None
 
 
@@ -115,12 +120,13 @@ def _argument_names(paths) -> List[str]:
     folders = []
     for path in paths:
         target = path if path.is_dir() else path.parent
-        folders.append(tuple(p for p in Path(os.path.abspath(str(target))).parts[1:]
-                             if _safe_part(p)))
+        folders.append(
+            tuple(p for p in Path(os.path.abspath(str(target))).parts[1:] if _safe_part(p))
+        )
     width = [1] * len(paths)
 
     def name(index):
-        return "/".join(folders[index][-width[index]:]) or "root"
+        return "/".join(folders[index][-width[index] :]) or "root"
 
     while True:
         groups: Dict[str, List[int]] = {}
@@ -131,7 +137,8 @@ def _argument_names(paths) -> List[str]:
             for index in members:
                 # Longer only where that can tell it from another member.
                 if width[index] < len(folders[index]) and any(
-                        folders[other] != folders[index] for other in members):
+                    folders[other] != folders[index] for other in members
+                ):
                     width[index] += 1
                     grew = True
         if not grew:
@@ -151,11 +158,14 @@ def _refuse_a_profile_twice(items, arguments) -> None:
         identity = (stat.st_dev, stat.st_ino)
         first = seen.setdefault(identity, (item, argument))
         if first[1] is not argument:
-            raise ArgumentsError(item.label, "the same profile as {}, reached through the "
-                                 "arguments {} and {}: give each profile once (arguments "
-                                 "must not overlap or repeat)".format(
-                                     first[0].label, shown_path(first[1]),
-                                     shown_path(argument)))
+            raise ArgumentsError(
+                item.label,
+                "the same profile as {}, reached through the "
+                "arguments {} and {}: give each profile once (arguments "
+                "must not overlap or repeat)".format(
+                    first[0].label, shown_path(first[1]), shown_path(argument)
+                ),
+            )
 
 
 def _refuse_shared_outputs(items) -> None:
@@ -165,15 +175,20 @@ def _refuse_shared_outputs(items) -> None:
     for item in items:
         first = seen.setdefault(item.summary_key, item)
         if first is not item and first.label == item.label:  # `a\xff`, byte or text
-            raise ArgumentsError(item.label, "two profiles are shown by this one name (a "
-                                 "byte that is not UTF-8 is shown as \\xNN, and another "
-                                 "path has those very characters), and their summaries "
-                                 "by {}: rename one of them".format(item.summary_key))
+            raise ArgumentsError(
+                item.label,
+                "two profiles are shown by this one name (a "
+                "byte that is not UTF-8 is shown as \\xNN, and another "
+                "path has those very characters), and their summaries "
+                "by {}: rename one of them".format(item.summary_key),
+            )
         if first is not item:
-            raise ArgumentsError(item.label, "its summary would be written to {} in the "
-                                 "output folder, as {}'s is: give each profile a folder "
-                                 "of its own, or extract them one at a time".format(
-                                     item.summary_key, first.label))
+            raise ArgumentsError(
+                item.label,
+                "its summary would be written to {} in the "
+                "output folder, as {}'s is: give each profile a folder "
+                "of its own, or extract them one at a time".format(item.summary_key, first.label),
+            )
 
 
 def _safe_part(part: str) -> str:
@@ -184,21 +199,29 @@ def _walk(top: Path, prefix: str, items: list, notes: list) -> None:
     seen = set()
 
     def unreadable(error):
-        notes.append("{}: cannot read this folder ({}): passed over".format(
-            shown_path(error.filename or top), error.strerror or error))
+        notes.append(
+            "{}: cannot read this folder ({}): passed over".format(
+                shown_path(error.filename or top), error.strerror or error
+            )
+        )
 
     for folder, subfolders, files in os.walk(str(top), onerror=unreadable, followlinks=True):
         try:
             stat = os.stat(folder)
         except OSError as exc:
-            notes.append("{}: cannot read this folder ({}): passed over".format(
-                shown_path(folder), exc.strerror or exc))
+            notes.append(
+                "{}: cannot read this folder ({}): passed over".format(
+                    shown_path(folder), exc.strerror or exc
+                )
+            )
             subfolders[:] = []
             continue
         identity = (stat.st_dev, stat.st_ino)
         if identity in seen:
-            notes.append("{}: already searched through a symbolic link (a loop or a second "
-                         "link to it): passed over".format(shown_path(folder)))
+            notes.append(
+                "{}: already searched through a symbolic link (a loop or a second "
+                "link to it): passed over".format(shown_path(folder))
+            )
             subfolders[:] = []
             continue
         seen.add(identity)

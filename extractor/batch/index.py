@@ -50,10 +50,18 @@ SUMMARY_LIMIT = 64 << 20
 INDEX_LIMIT = 512 << 20
 
 # Opening a path within OUTDIR: never through a link swapped in, never blocking.
-_DIRECTORY_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-                    | getattr(os, "O_CLOEXEC", 0))
-_FILE_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-               | getattr(os, "O_CLOEXEC", 0))
+_DIRECTORY_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_FILE_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 def index_name(shard=None) -> str:
@@ -125,8 +133,7 @@ def _open_in_outdir(outdir, relative) -> Optional[int]:
             below = os.open(part, _DIRECTORY_FLAGS, dir_fd=folder)
             os.close(folder)
             folder = below
-        if not stat.S_ISREG(os.stat(parts[-1], dir_fd=folder,
-                                    follow_symlinks=False).st_mode):
+        if not stat.S_ISREG(os.stat(parts[-1], dir_fd=folder, follow_symlinks=False).st_mode):
             return None
         fd = os.open(parts[-1], _FILE_FLAGS, dir_fd=folder)
     except (OSError, ValueError):
@@ -157,9 +164,12 @@ def read_in_outdir(outdir, relative, limit: int = SUMMARY_LIMIT) -> Optional[byt
 
 
 def _too_large(path: Path, size: int) -> ExtractorError:
-    return ExtractorError(path, "{} bytes, beyond the {} extract reads of a batch index (a "
-                          "line is about 1 KB): not an index extract wrote; move it out of "
-                          "the output folder".format(size, size_text(INDEX_LIMIT)))
+    return ExtractorError(
+        path,
+        "{} bytes, beyond the {} extract reads of a batch index (a "
+        "line is about 1 KB): not an index extract wrote; move it out of "
+        "the output folder".format(size, size_text(INDEX_LIMIT)),
+    )
 
 
 def read_entries(path: Path) -> list:
@@ -193,8 +203,11 @@ def read_entries(path: Path) -> list:
 def _usable(entry) -> bool:
     """Whether a parsed line is an entry: an object with a `profile` text and, if it has
     a `summary` key, a safe path there."""
-    return (isinstance(entry, dict) and isinstance(entry.get("profile"), str)
-            and ("summary" not in entry or safe_parts(entry["summary"]) is not None))
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("profile"), str)
+        and ("summary" not in entry or safe_parts(entry["summary"]) is not None)
+    )
 
 
 def entry_key(entry: dict, outdir: Path):
@@ -238,7 +251,8 @@ def latest_by_output(entries, outdir: Path) -> dict:
         into, key = (latest, (0, key)) if key is not None else (unplaced, (1, entry["profile"]))
         previous = into.get(key)
         if previous is None or str(entry.get("finished_at", "")) >= str(
-                previous.get("finished_at", "")):
+            previous.get("finished_at", "")
+        ):
             into[key] = entry
     profiles = {entry["profile"] for entry in latest.values()}
     latest.update((key, entry) for key, entry in unplaced.items() if key[1] not in profiles)
@@ -250,8 +264,9 @@ def known_entries(outdir: Path) -> dict:
     entries = []
     for path in sorted(outdir.glob("index*.jsonl")):
         entries.extend(read_entries(path))
-    return {key[1]: entry for key, entry in latest_by_output(entries, outdir).items()
-            if key[0] == 0}
+    return {
+        key[1]: entry for key, entry in latest_by_output(entries, outdir).items() if key[0] == 0
+    }
 
 
 def _line(entry: dict) -> bytes:
@@ -265,8 +280,9 @@ class IndexWriter:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         if os.path.islink(str(path)):  # appending would write wherever it points
-            raise OutputError(path, "is a symbolic link: the index is never written "
-                              "through one (remove it)")
+            raise OutputError(
+                path, "is a symbolic link: the index is never written through one (remove it)"
+            )
         replaceable(path, strict=True)  # nor is it a FIFO, a device or a folder
         try:
             size = os.lstat(str(path)).st_size
@@ -354,29 +370,42 @@ def lock_index(path: Path) -> int:
     import fcntl  # here: only a batch or a merge needs it
 
     lock_path = path.parent / ".{}.lock".format(path.name)
-    flags = (os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-             | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    flags = (
+        os.O_RDWR
+        | os.O_CREAT
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
     try:
         fd = os.open(str(lock_path), flags, 0o666)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise OutputError(lock_path, "is a symbolic link: the index's lock file is "
-                              "never opened through one (remove it)") from None
-        raise OutputError(lock_path, "cannot open the index's lock file: {}".format(
-            exc.strerror or exc)) from exc
+            raise OutputError(
+                lock_path,
+                "is a symbolic link: the index's lock file is never opened through one (remove it)",
+            ) from None
+        raise OutputError(
+            lock_path, "cannot open the index's lock file: {}".format(exc.strerror or exc)
+        ) from exc
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OutputError(lock_path, "is not a regular file: it cannot lock the index "
-                              "(remove it)")
+            raise OutputError(
+                lock_path, "is not a regular file: it cannot lock the index (remove it)"
+            )
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EAGAIN, errno.EACCES):
-                raise OutputError(path, "another extract (a batch or a merge) is writing "
-                                  "this index now: run this one when it has finished, or "
-                                  "into another folder") from None
-            raise OutputError(lock_path, "cannot lock the index: {}".format(
-                exc.strerror or exc)) from exc
+                raise OutputError(
+                    path,
+                    "another extract (a batch or a merge) is writing "
+                    "this index now: run this one when it has finished, or "
+                    "into another folder",
+                ) from None
+            raise OutputError(
+                lock_path, "cannot lock the index: {}".format(exc.strerror or exc)
+            ) from exc
     except BaseException:
         os.close(fd)
         raise

@@ -50,34 +50,53 @@ def _input_facts(profile: Path) -> dict:
 
 def _base_entry(item: BatchItem, outdir: Path, rules, options: RunOptions) -> dict:
     """What every index entry says: which input, which output, made how."""
-    entry = {"profile": item.label, "output": shown_path(item.output(outdir)),
-             "summary": item.summary_key,
-             "rules_sha256": rules.sha256, "tool_version": __version__,
-             "pva": options.use_pva, "csv": options.csv, "blocks": options.blocks}
+    entry = {
+        "profile": item.label,
+        "output": shown_path(item.output(outdir)),
+        "summary": item.summary_key,
+        "rules_sha256": rules.sha256,
+        "tool_version": __version__,
+        "pva": options.use_pva,
+        "csv": options.csv,
+        "blocks": options.blocks,
+    }
     entry.update(_input_facts(item.profile))
     return entry
 
 
-def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunOptions()
-                ) -> dict:
+def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunOptions()) -> dict:
     """Extract one profile of a batch and write its summary; return its index entry."""
     output = item.output(outdir)
     entry = _base_entry(item, outdir, rules, options)
     try:
         if not _inside(output, outdir):
             raise ExtractorError(output, "would fall outside the output folder")
-        extraction, data = extract_profile(item.profile, output, rules,
-                                           use_pva=options.use_pva, csv=options.csv,
-                                           blocks=options.blocks, strict=True,
-                                           profile_label=item.label)
+        extraction, data = extract_profile(
+            item.profile,
+            output,
+            rules,
+            use_pva=options.use_pva,
+            csv=options.csv,
+            blocks=options.blocks,
+            strict=True,
+            profile_label=item.label,
+        )
     except ExtractorError as exc:
         entry.update(status=FAILED, reason=str(exc))
     except Exception as exc:  # an input nobody foresaw: fail this profile, not the batch
-        entry.update(status=FAILED, reason="{}: unexpected failure: {}: {}".format(
-            shown_path(item.profile), type(exc).__name__, one_line(exc)))
+        entry.update(
+            status=FAILED,
+            reason="{}: unexpected failure: {}: {}".format(
+                shown_path(item.profile), type(exc).__name__, one_line(exc)
+            ),
+        )
     else:
-        entry.update(status=OK, summary_sha256=hashlib.sha256(data).hexdigest(),
-                     warnings=extraction.warnings, **Summary(extraction.summary).headline())
+        entry.update(
+            status=OK,
+            summary_sha256=hashlib.sha256(data).hexdigest(),
+            warnings=extraction.warnings,
+            **Summary(extraction.summary).headline(),
+        )
         if options.csv:
             entry["csv_bytes"] = _csv_sizes(output)
         if options.blocks:
@@ -112,8 +131,9 @@ def _blocks_sha256(output: Path) -> Optional[str]:
         return None
 
 
-def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
-                  previous: Optional[dict]) -> bool:
+def is_up_to_date(
+    item: BatchItem, outdir: Path, rules, options: RunOptions, previous: Optional[dict]
+) -> bool:
     """Its last entry succeeded with this input, named as now (the summary's `profile`
     value), these rules, options and tool version, and the summary it wrote is still
     there, unchanged (and, for a --csv run, the step tables written with it, at the sizes
@@ -132,19 +152,23 @@ def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
     if resolve_in_outdir(outdir, relative) is None:
         return False
     # Extracted without the step tables, or they have gone or changed since: not for --csv.
-    if options.csv and (not previous.get("csv") or previous.get("csv_bytes") is None
-                        or previous.get("csv_bytes") != _csv_sizes(item.output(outdir))):
+    if options.csv and (
+        not previous.get("csv")
+        or previous.get("csv_bytes") is None
+        or previous.get("csv_bytes") != _csv_sizes(item.output(outdir))
+    ):
         return False
     # Extracted without blocks.json, or it has gone or changed since: not for --blocks.
-    if options.blocks and (not previous.get("blocks") or previous.get("blocks_sha256") is None
-                           or previous.get("blocks_sha256") != _blocks_sha256(
-                               item.output(outdir))):
+    if options.blocks and (
+        not previous.get("blocks")
+        or previous.get("blocks_sha256") is None
+        or previous.get("blocks_sha256") != _blocks_sha256(item.output(outdir))
+    ):
         return False
     facts = _input_facts(item.profile)
     if facts["size"] is None or any(previous.get(k) != v for k, v in facts.items()):
         return False
-    if previous.get("rules_sha256") != rules.sha256 or \
-            previous.get("tool_version") != __version__:
+    if previous.get("rules_sha256") != rules.sha256 or previous.get("tool_version") != __version__:
         return False
     if previous.get("output") != shown_path(output):
         return False
@@ -156,14 +180,16 @@ def is_up_to_date(item: BatchItem, outdir: Path, rules, options: RunOptions,
     # read_in_outdir: inside OUTDIR only, never a FIFO put in its place since (it would
     # block the batch forever), never more than a summary's bound.
     data = read_in_outdir(outdir, relative)
-    return data is not None and hashlib.sha256(data).hexdigest() == previous.get(
-        "summary_sha256")
+    return data is not None and hashlib.sha256(data).hexdigest() == previous.get("summary_sha256")
 
 
 def failed_entry(item: BatchItem, outdir: Path, rules, options: RunOptions, reason: str) -> dict:
     """The entry of a profile whose extraction gave none: its worker died, ran out of
     time or could not start, or the extraction failed outside extract_one's own net."""
     entry = _base_entry(item, outdir, rules, options)
-    entry.update(status=FAILED, reason="{}: {}".format(shown_path(item.profile), reason),
-                 finished_at=timestamp())
+    entry.update(
+        status=FAILED,
+        reason="{}: {}".format(shown_path(item.profile), reason),
+        finished_at=timestamp(),
+    )
     return entry

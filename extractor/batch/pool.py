@@ -46,8 +46,10 @@ class _Worker:
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", BOOT, str(child_fd), str(stderr_fd)],
-                stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                pass_fds=(child_fd, stderr_fd))
+                stdin=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(child_fd, stderr_fd),
+            )
         except BaseException:
             self.conn.close()
             raise
@@ -94,8 +96,7 @@ class _Worker:
 class Pool:
     """Workers that each take one profile at a time; a dead one fails its profile only."""
 
-    def __init__(self, outdir: Path, rules, options: RunOptions, size: int,
-                 timeout: float = 0):
+    def __init__(self, outdir: Path, rules, options: RunOptions, size: int, timeout: float = 0):
         self._start = lambda: _Worker(outdir, rules, options)
         self._outdir, self._rules, self._options = outdir, rules, options
         self._timeout = timeout
@@ -113,8 +114,9 @@ class Pool:
         worker.item = item
         # The limit counts from the worker's STARTED; until then (a new worker still
         # importing extract) it has STARTUP_ALLOWANCE more.
-        worker.deadline = time.monotonic() + self._timeout + STARTUP_ALLOWANCE \
-            if self._timeout else None
+        worker.deadline = (
+            time.monotonic() + self._timeout + STARTUP_ALLOWANCE if self._timeout else None
+        )
         self.busy.append(worker)
 
     def collect(self) -> list:
@@ -124,8 +126,7 @@ class Pool:
         handles = [w.conn for w in self.busy]
         deadlines = [w.deadline for w in self.busy if w.deadline is not None]
         # A wait of years is refused by select(): a very long limit is waited in parts.
-        limit = min(max(0.0, min(deadlines) - time.monotonic()), 86400.0) \
-            if deadlines else None
+        limit = min(max(0.0, min(deadlines) - time.monotonic()), 86400.0) if deadlines else None
         ready = set(wait(handles, limit))
         now = time.monotonic()
         entries = []
@@ -134,8 +135,11 @@ class Pool:
                 if worker.deadline is None or now < worker.deadline:
                     continue
                 self.busy.remove(worker)  # too long: ended, and its profile failed
-                entries.append(self._failed(worker, "took longer than {:g} s (--timeout): "
-                                            "ended".format(self._timeout)))
+                entries.append(
+                    self._failed(
+                        worker, "took longer than {:g} s (--timeout): ended".format(self._timeout)
+                    )
+                )
                 self._retire(worker, grace=TIMEOUT_GRACE)
                 self.idle.append(self._start())  # a new _Worker has no item, no deadline
                 continue
@@ -147,8 +151,11 @@ class Pool:
                     continue
                 if isinstance(answer, tuple):  # (CANNOT_START, why): it could not import
                     self.busy.remove(worker)
-                    entries.append(self._failed(worker, "the worker process could not "
-                                                "start: {}".format(answer[1])))
+                    entries.append(
+                        self._failed(
+                            worker, "the worker process could not start: {}".format(answer[1])
+                        )
+                    )
                     self._retire(worker)
                     self.idle.append(self._start())
                     continue

@@ -59,8 +59,11 @@ class PlainReporter(QuietReporter):
         for line in _warning_lines(entry):
             self.print(line)
         arrow = "->" if entry["status"] == OK else "=="
-        self.print("[{}/{}] {}: {} {} {}".format(self.done, self.total, entry["status"],
-                                                 entry["profile"], arrow, entry["output"]))
+        self.print(
+            "[{}/{}] {}: {} {} {}".format(
+                self.done, self.total, entry["status"], entry["profile"], arrow, entry["output"]
+            )
+        )
 
 
 class RichReporter(PlainReporter):
@@ -76,16 +79,23 @@ class RichReporter(PlainReporter):
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+
         self.progress = Progress(
-            TextColumn("[bold]extract"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-            TextColumn("{task.description}"), console=console, transient=True)
+            TextColumn("[bold]extract"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            TextColumn("{task.description}"),
+            console=console,
+            transient=True,
+        )
         self.console = console
         self.running = []
 
     def print(self, line: str) -> None:
-        self.console.print(terminal_text(line), markup=False, highlight=False,
-                           soft_wrap=True)
+        self.console.print(terminal_text(line), markup=False, highlight=False, soft_wrap=True)
 
     def start(self, total: int) -> None:
         super().start(total)

@@ -51,10 +51,18 @@ class BatchResult(NamedTuple):
     stopped_by: Optional[int] = None  # the signal that interrupted it (None: Ctrl-C)
 
 
-def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
-              force: bool = False, shard: Optional[Shard] = None,
-              options: RunOptions = RunOptions(), reporter=None,
-              timeout: float = 0) -> BatchResult:
+def run_batch(
+    items: List[BatchItem],
+    outdir: Path,
+    rules,
+    *,
+    jobs: int = 1,
+    force: bool = False,
+    shard: Optional[Shard] = None,
+    options: RunOptions = RunOptions(),
+    reporter=None,
+    timeout: float = 0,
+) -> BatchResult:
     """Extract every item into OUTDIR, recording each in the index; see module docs.
     `timeout` (seconds, 0: none): a profile that takes longer fails, its worker ended."""
     outdir = Path(outdir)
@@ -81,8 +89,9 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
         for item in items:
             earlier = previous.get(item.summary_key)
             if earlier is not None and is_up_to_date(item, outdir, rules, options, earlier):
-                entry = dict(earlier, status=UP_TO_DATE, finished_at=timestamp(),
-                             summary=item.summary_key)
+                entry = dict(
+                    earlier, status=UP_TO_DATE, finished_at=timestamp(), summary=item.summary_key
+                )
                 entry.pop("reason", None)
                 finish(entry)
             else:
@@ -112,8 +121,7 @@ def run_batch(items: List[BatchItem], outdir: Path, rules, *, jobs: int = 1,
         index.compact()
         os.close(lock)  # after the compaction: the next writer reads the whole index
         reporter.close()
-    return BatchResult(counts[OK], counts[UP_TO_DATE], counts[FAILED], interrupted,
-                       stopped_by)
+    return BatchResult(counts[OK], counts[UP_TO_DATE], counts[FAILED], interrupted, stopped_by)
 
 
 class _DeferredInterrupts:
@@ -157,7 +165,14 @@ def _stop(signum: int) -> KeyboardInterrupt:
 
 
 class _SilentReporter:
-    def start(self, total): pass
-    def started(self, item): pass
-    def finished(self, entry): pass
-    def close(self): pass
+    def start(self, total):
+        pass
+
+    def started(self, item):
+        pass
+
+    def finished(self, entry):
+        pass
+
+    def close(self):
+        pass

@@ -17,7 +17,7 @@ class Shard(NamedTuple):
     total: int
 
     def take(self, items: list) -> list:
-        return items[self.number - 1::self.total]
+        return items[self.number - 1 :: self.total]
 
 
 def parse_shard(text: str, environ=os.environ) -> Shard:
@@ -28,8 +28,9 @@ def parse_shard(text: str, environ=os.environ) -> Shard:
         first = _slurm_number(environ, "SLURM_ARRAY_TASK_MIN", least=0, default=0)
         step = _slurm_number(environ, "SLURM_ARRAY_TASK_STEP", least=1, default=1)
         if task < first:
-            raise ValueError("SLURM array task {} is below SLURM_ARRAY_TASK_MIN={}".format(
-                task, first))
+            raise ValueError(
+                "SLURM array task {} is below SLURM_ARRAY_TASK_MIN={}".format(task, first)
+            )
         number = (task - first) // step + 1
         if not 1 <= number <= count:
             raise ValueError("SLURM array task {} is outside its {} tasks".format(task, count))
@@ -50,8 +51,7 @@ def _slurm_number(environ, name: str, least: int, default: Optional[int] = None)
     if not text and default is not None:
         return default
     if text is None:
-        raise ValueError("--shard slurm needs {} (run it inside a SLURM array job)".format(
-            name))
+        raise ValueError("--shard slurm needs {} (run it inside a SLURM array job)".format(name))
     if not re.match(r"-?[0-9]{1,18}\Z", text):
         shown = text if len(text) <= 20 else text[:20] + "..."
         raise ValueError("{}={!r}: not a whole number".format(name, shown))

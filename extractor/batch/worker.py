@@ -72,8 +72,13 @@ def serve(conn) -> None:
         try:
             entry = extract_one(item, outdir, rules, options)
         except Exception as exc:  # outside extract_one's own net: still one index line
-            entry = failed_entry(item, outdir, rules, options, "unexpected failure: "
-                                 "{}: {}".format(type(exc).__name__, one_line(exc)))
+            entry = failed_entry(
+                item,
+                outdir,
+                rules,
+                options,
+                "unexpected failure: {}: {}".format(type(exc).__name__, one_line(exc)),
+            )
         if not _answer(conn, entry, item):
             return
 
@@ -88,14 +93,28 @@ def _answer(conn, entry: Union[dict, str], item: BatchItem) -> bool:
         return False
     except Exception as exc:
         reason = "{}: unexpected failure: its index entry could not be sent: {}: {}".format(
-            item.profile, type(exc).__name__, one_line(exc))
+            item.profile, type(exc).__name__, one_line(exc)
+        )
     fields = entry if isinstance(entry, dict) else {}
-    plain = {key: fields.get(key) for key in ("profile", "output", "rules_sha256",
-                                              "tool_version", "pva", "csv", "blocks",
-                                              "size",
-                                              "mtime_ns", "finished_at")}
-    plain = {key: value if isinstance(value, (str, int, bool, type(None))) else str(value)
-             for key, value in plain.items()}
+    plain = {
+        key: fields.get(key)
+        for key in (
+            "profile",
+            "output",
+            "rules_sha256",
+            "tool_version",
+            "pva",
+            "csv",
+            "blocks",
+            "size",
+            "mtime_ns",
+            "finished_at",
+        )
+    }
+    plain = {
+        key: value if isinstance(value, (str, int, bool, type(None))) else str(value)
+        for key, value in plain.items()
+    }
     plain.update(status=FAILED, reason=reason)
     try:
         conn.send(plain)

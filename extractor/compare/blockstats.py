@@ -32,18 +32,25 @@ def read_block_statistics(recording: Recording, stat: str) -> dict:
     (its "stats" and "total": `stat` a number in each), then whole (check_blocks)."""
     path = beside(recording, BLOCKS_NAME, BlocksFileError)
     if not path.exists() and not path.is_symlink():
-        raise MissingBlocks("{}: no {} beside it, which --stat {} needs: extract with "
-                            "--blocks".format(recording.path, BLOCKS_NAME, stat))
+        raise MissingBlocks(
+            "{}: no {} beside it, which --stat {} needs: extract with --blocks".format(
+                recording.path, BLOCKS_NAME, stat
+            )
+        )
     data = read_blocks_json(path)
-    if not isinstance(data.get("stats"), dict) or \
-            not (data.get("total") is None or isinstance(data.get("total"), dict)):
-        raise not_blocks(path, "no \"stats\" object or \"total\"")
+    if not isinstance(data.get("stats"), dict) or not (
+        data.get("total") is None or isinstance(data.get("total"), dict)
+    ):
+        raise not_blocks(path, 'no "stats" object or "total"')
     for label, stats in list(data["stats"].items()) + [("total", data["total"] or {})]:
         if not isinstance(stats, dict):
             raise not_blocks(path, "stats of {!r} are not an object".format(label))
         value = stats.get(stat)
-        if stats and (isinstance(value, bool) or not isinstance(value, (int, float))
-                      or not math.isfinite(value)):
+        if stats and (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
             raise not_blocks(path, "{!r} of {!r} is not a number".format(stat, label))
     return check_blocks(path, data)
 
@@ -55,13 +62,25 @@ def stage_rows(blocks: List[dict], stat: str) -> List[Row]:
     for each in blocks:
         labels.extend(label for label in each["stats"] if label not in labels)
     unit = unit_of(stat)
-    rows = [_with_change(STAGES, label, unit, (each["stats"].get(label, {}).get(stat)
-                                               for each in blocks),
-                         metrics.stage_metric(label))
-            for label in labels]
-    rows.append(_with_change(STAGE_TOTAL, TOTAL, unit, (
-        each["total"][stat] if each["total"] else None for each in blocks),
-        metrics.STAGES_TOTAL))
+    rows = [
+        _with_change(
+            STAGES,
+            label,
+            unit,
+            (each["stats"].get(label, {}).get(stat) for each in blocks),
+            metrics.stage_metric(label),
+        )
+        for label in labels
+    ]
+    rows.append(
+        _with_change(
+            STAGE_TOTAL,
+            TOTAL,
+            unit,
+            (each["total"][stat] if each["total"] else None for each in blocks),
+            metrics.STAGES_TOTAL,
+        )
+    )
     return rows
 
 
@@ -69,8 +88,9 @@ def stat_metrics(recording: Recording, data: dict, stat: str) -> dict:
     """The recording's metrics (metrics.metrics) with `stage:<label>` and `stages:total`
     taken as `stat` over its blocks (`data`: its read_block_statistics), as the comparison's stage
     rows show them: what compare --budget checks with --stat."""
-    found = {metrics.stage_metric(label): stats[stat]
-             for label, stats in data["stats"].items() if stats}
+    found = {
+        metrics.stage_metric(label): stats[stat] for label, stats in data["stats"].items() if stats
+    }
     if data["total"]:
         found[metrics.STAGES_TOTAL] = data["total"][stat]
     for name, value in metrics.metrics(recording.summary).items():

@@ -96,14 +96,21 @@ class BudgetCheck(NamedTuple):
 
 # ---- the file ----------------------------------------------------------------------
 
+
 def _quoted(text: str, limit: int = 60) -> str:
     shown = repr(text)
     return shown if len(shown) <= limit else shown[:limit] + "..."
 
 
 def _toml_type(value) -> str:
-    for kind, name in ((bool, "a boolean"), (int, "an integer"), (float, "a float"),
-                       (str, "a string"), (list, "an array"), (dict, "a table")):
+    for kind, name in (
+        (bool, "a boolean"),
+        (int, "an integer"),
+        (float, "a float"),
+        (str, "a string"),
+        (list, "an array"),
+        (dict, "a table"),
+    ):
         if isinstance(value, kind):
             return name
     return "a " + type(value).__name__  # a date or time
@@ -135,8 +142,9 @@ def _limit_number(digits: str) -> Fraction:
     if len(whole) > MAX_DIGITS:
         raise BadNumber("the number is too large (more than {} digits)".format(MAX_DIGITS))
     if len(fraction) > MAX_DIGITS:
-        raise BadNumber("the number is too precise (more than {} digits after the "
-                        "point)".format(MAX_DIGITS))
+        raise BadNumber(
+            "the number is too precise (more than {} digits after the point)".format(MAX_DIGITS)
+        )
     return Fraction("{}.{}".format(whole or "0", fraction or "0"))
 
 
@@ -160,15 +168,18 @@ def parse_budget(data: dict, source: str) -> Budget:
     others = [key for key in data if key != TABLE]
     if others:
         what = "table [{}]" if isinstance(data[others[0]], dict) else "key {}"
-        fail("{} outside [budgets]: a budget file has only the table [budgets]".format(
-            what.format(_quoted(others[0]))))
+        fail(
+            "{} outside [budgets]: a budget file has only the table [budgets]".format(
+                what.format(_quoted(others[0]))
+            )
+        )
     if TABLE not in data:
         fail("no [budgets] table")
     table = data[TABLE]
     if not isinstance(table, dict):
         fail("'budgets' must be the table [budgets], not {}".format(_toml_type(table)))
     if not table:
-        fail("[budgets] is empty: give at least one budget (\"stage:*\" = \"+2%\")")
+        fail('[budgets] is empty: give at least one budget ("stage:*" = "+2%")')
     entries = []
     for key, value in table.items():
         where = "key {}".format(_quoted(key))
@@ -179,20 +190,28 @@ def parse_budget(data: dict, source: str) -> Budget:
                 fail("{}: an empty list of budgets".format(where))
             texts = value
         else:
-            fail("{}: a budget is a string ({}) or a list of them, not {}".format(
-                where, FORMS_TEXT, _toml_type(value)))
+            fail(
+                "{}: a budget is a string ({}) or a list of them, not {}".format(
+                    where, FORMS_TEXT, _toml_type(value)
+                )
+            )
         limits = []
         for text in texts:
             if not isinstance(text, str):
-                fail("{}: a budget is a string ({}), not {}".format(
-                    where, FORMS_TEXT, _toml_type(text)))
+                fail(
+                    "{}: a budget is a string ({}), not {}".format(
+                        where, FORMS_TEXT, _toml_type(text)
+                    )
+                )
             try:
                 limit = parse_limit(text)
             except BadNumber as exc:
                 fail("{}: {}: {}".format(where, _quoted(text, 80), exc))
             if limit is None:
-                fail("{}: {} is not a budget (one of {}; X is digits with an optional "
-                     "fraction)".format(where, _quoted(text), FORMS_TEXT))
+                fail(
+                    "{}: {} is not a budget (one of {}; X is digits with an optional "
+                    "fraction)".format(where, _quoted(text), FORMS_TEXT)
+                )
             if limit.number is not None and not _finite(limit.number):
                 fail("{}: {}: the number is too large".format(where, _quoted(text, 80)))
             limits.append(limit)
@@ -222,26 +241,30 @@ def load_budget(path) -> Budget:
     except tomllib.TOMLDecodeError as exc:
         raise BudgetError(source, "not valid TOML: {}".format(exc)) from exc
     except RecursionError:  # the TOML parser recurses once per nested array or table
-        raise BudgetError(source, "not valid TOML: arrays or tables nested too deeply"
-                          ) from None
+        raise BudgetError(source, "not valid TOML: arrays or tables nested too deeply") from None
     return parse_budget(data, source)
 
 
 # ---- the checks --------------------------------------------------------------------
 
+
 def _rank(name: str) -> Tuple[int, float]:
     """Where a metric stands in the comparison's rows (ties keep the recordings' order)."""
-    fixed = {metrics.STAGES_TOTAL: 1, metrics.DEVICE_SPAN_MAX: 3, metrics.DEVICE_SPAN_MEAN: 4,
-             metrics.QKV_EXECUTIONS: 5}
+    fixed = {
+        metrics.STAGES_TOTAL: 1,
+        metrics.DEVICE_SPAN_MAX: 3,
+        metrics.DEVICE_SPAN_MEAN: 4,
+        metrics.QKV_EXECUTIONS: 5,
+    }
     if name in fixed:
         return fixed[name], 0
     if name.startswith(metrics.STAGE):
         return 0, 0
     if name.startswith(metrics.DEVICE_SPAN):
-        return 2, int(name[len(metrics.DEVICE_SPAN):])
+        return 2, int(name[len(metrics.DEVICE_SPAN) :])
     for group, prefix in ((6, metrics.EXCHANGE_MEMORY), (7, metrics.ALLOCATED_MEMORY)):
         if name.startswith(prefix):
-            return group, metrics.STATISTICS.index(name[len(prefix):])
+            return group, metrics.STATISTICS.index(name[len(prefix) :])
     return 8, 0  # attention exchanges
 
 
@@ -295,14 +318,18 @@ def check_unmatched(budget: Budget, found: Sequence[Dict[str, Number]]) -> None:
     every = metric_order(found)
     for entry in budget.entries:
         if not any(fnmatchcase(name, entry.pattern) for name in every):
-            raise BudgetError(budget.source, "key {}: matches no metric of any recording "
-                              "(metrics are named like stage:<label>, device_span:1, "
-                              "allocated_memory:max; use a pattern such as stage:* for "
-                              "metrics only some models have)".format(_quoted(entry.pattern)))
+            raise BudgetError(
+                budget.source,
+                "key {}: matches no metric of any recording "
+                "(metrics are named like stage:<label>, device_span:1, "
+                "allocated_memory:max; use a pattern such as stage:* for "
+                "metrics only some models have)".format(_quoted(entry.pattern)),
+            )
 
 
-def check_budget(budget: Budget, recordings: Sequence,
-                 found: Optional[Sequence[Dict[str, Number]]] = None) -> List[BudgetCheck]:
+def check_budget(
+    budget: Budget, recordings: Sequence, found: Optional[Sequence[Dict[str, Number]]] = None
+) -> List[BudgetCheck]:
     """The checks of the recordings (`Recording`s; the first is the baseline) against
     `budget`: for the baseline, its absolute bounds; for each other recording, every
     budget on every metric its pattern matches that the recording (or, for a relative
@@ -324,18 +351,33 @@ def check_budget(budget: Budget, recordings: Sequence,
                 if index == 0 and limit.relative:
                     continue
                 for name in matched:
-                    check = _check(recording.label, name, entry.pattern, limit,
-                                   base.get(name), own.get(name))
+                    check = _check(
+                        recording.label, name, entry.pattern, limit, base.get(name), own.get(name)
+                    )
                     if check is not None:
                         checks.append(check)
     return checks
 
 
-def _check(label: str, metric: str, pattern: str, limit: Limit,
-           baseline: Optional[Number], value: Optional[Number]) -> Optional[BudgetCheck]:
+def _check(
+    label: str,
+    metric: str,
+    pattern: str,
+    limit: Limit,
+    baseline: Optional[Number],
+    value: Optional[Number],
+) -> Optional[BudgetCheck]:
     def made(value, bound, status) -> BudgetCheck:
-        return BudgetCheck(label, metric, pattern, limit.text, baseline, value,
-                     None if bound is None else _number(bound), status)
+        return BudgetCheck(
+            label,
+            metric,
+            pattern,
+            limit.text,
+            baseline,
+            value,
+            None if bound is None else _number(bound),
+            status,
+        )
 
     if not limit.relative:
         if value is None:
@@ -353,6 +395,7 @@ def _check(label: str, metric: str, pattern: str, limit: Limit,
 
 
 # ---- the verdict -------------------------------------------------------------------
+
 
 def gate_failed(checks: Sequence[BudgetCheck]) -> bool:
     """Whether any check is `fail` or `missing` (exit code 3)."""

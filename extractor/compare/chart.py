@@ -21,8 +21,7 @@ from ..output import write_atomic
 from .comparison import Comparison
 
 # Okabe and Ito's colour-blind-safe palette, yellow and black last.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
-           "#000000")
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 
 FONT = 'font-family="DejaVu Sans, Helvetica, Arial, sans-serif"'
 CHAR_WIDTH = 7.0  # an estimate of a 12px sans-serif character's width
@@ -106,29 +105,49 @@ def stage_chart_svg(comparison: Comparison) -> str:
 
     out: List[str] = []
     add = out.append
-    add('<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" '
-        'viewBox="0 0 {0} {1}" {2} font-size="12">'.format(width, height, FONT))
-    add('<title>{}</title>'.format(xml_text(TITLE)))
-    add('<rect class="background" x="0" y="0" width="{}" height="{}" fill="#ffffff"/>'
-        .format(width, height))
-    add('<text class="title" x="{}" y="28" font-size="16" font-weight="bold">{}</text>'
-        .format(left, xml_text(TITLE)))
+    add(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" '
+        'viewBox="0 0 {0} {1}" {2} font-size="12">'.format(width, height, FONT)
+    )
+    add("<title>{}</title>".format(xml_text(TITLE)))
+    add(
+        '<rect class="background" x="0" y="0" width="{}" height="{}" fill="#ffffff"/>'.format(
+            width, height
+        )
+    )
+    add(
+        '<text class="title" x="{}" y="28" font-size="16" font-weight="bold">{}</text>'.format(
+            left, xml_text(TITLE)
+        )
+    )
 
     # The y axis: grid lines, ticks, labels and its title.
     add('<g class="y-axis">')
     for tick in ticks:
         ty = y(tick)
-        add('<line class="grid" x1="{0:.1f}" y1="{1:.1f}" x2="{2:.1f}" y2="{1:.1f}" '
-            'stroke="#dddddd"/>'.format(left, ty, left + plot_width))
-        add('<line x1="{0:.1f}" y1="{1:.1f}" x2="{2:.1f}" y2="{1:.1f}" stroke="#333333"/>'
-            .format(left - 5, ty, left))
-        add('<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="end" '
-            'dominant-baseline="middle">{}</text>'.format(left - 8, ty, _thousands(tick)))
-    add('<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#333333"/>'.format(
-        left, top, bottom))
-    add('<text class="axis-title" x="18" y="{0:.1f}" text-anchor="middle" '
-        'transform="rotate(-90 18 {0:.1f})">cycles</text>'.format(top + plot_height / 2))
-    add('</g>')
+        add(
+            '<line class="grid" x1="{0:.1f}" y1="{1:.1f}" x2="{2:.1f}" y2="{1:.1f}" '
+            'stroke="#dddddd"/>'.format(left, ty, left + plot_width)
+        )
+        add(
+            '<line x1="{0:.1f}" y1="{1:.1f}" x2="{2:.1f}" y2="{1:.1f}" stroke="#333333"/>'.format(
+                left - 5, ty, left
+            )
+        )
+        add(
+            '<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="end" '
+            'dominant-baseline="middle">{}</text>'.format(left - 8, ty, _thousands(tick))
+        )
+    add(
+        '<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#333333"/>'.format(
+            left, top, bottom
+        )
+    )
+    add(
+        '<text class="axis-title" x="18" y="{0:.1f}" text-anchor="middle" '
+        'transform="rotate(-90 18 {0:.1f})">cycles</text>'.format(top + plot_height / 2)
+    )
+    add("</g>")
 
     # The bars, one group per stage.
     add('<g class="bars">')
@@ -142,46 +161,74 @@ def stage_chart_svg(comparison: Comparison) -> str:
             bar_top, bar_bottom = sorted((y(value), zero))
             change = percent_change(value, row.values[0]) if position else None
             tooltip = "{}, {}: {} cycles{}".format(
-                labels[position], row.metric, _thousands(value),
-                "" if change is None else " ({:+.1f}% against {})".format(change, labels[0]))
-            add('<rect class="bar" data-stage={} data-recording={} data-cycles="{}" '
+                labels[position],
+                row.metric,
+                _thousands(value),
+                "" if change is None else " ({:+.1f}% against {})".format(change, labels[0]),
+            )
+            add(
+                '<rect class="bar" data-stage={} data-recording={} data-cycles="{}" '
                 'x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}">'
-                '<title>{}</title></rect>'.format(
-                    xml_attribute(row.metric), xml_attribute(labels[position]), value,
-                    x + 1, bar_top, bar - 2, bar_bottom - bar_top, colour(position),
-                    xml_text(tooltip)))
-    add('</g>')
+                "<title>{}</title></rect>".format(
+                    xml_attribute(row.metric),
+                    xml_attribute(labels[position]),
+                    value,
+                    x + 1,
+                    bar_top,
+                    bar - 2,
+                    bar_bottom - bar_top,
+                    colour(position),
+                    xml_text(tooltip),
+                )
+            )
+    add("</g>")
 
     # The x axis (the zero line the bars stand on) and the stage names under the plot.
     add('<g class="x-axis">')
-    add('<line x1="{0:.1f}" y1="{1:g}" x2="{2:.1f}" y2="{1:g}" stroke="#333333"/>'.format(
-        left, zero, left + plot_width))
+    add(
+        '<line x1="{0:.1f}" y1="{1:g}" x2="{2:.1f}" y2="{1:g}" stroke="#333333"/>'.format(
+            left, zero, left + plot_width
+        )
+    )
     for index, lines in enumerate(stage_lines):
         cx = left + index * group + group / 2
-        add('<text class="stage-label" data-stage={} x="{:.1f}" y="{}" '
-            'text-anchor="middle">'.format(xml_attribute(rows[index].metric), cx,
-                                           bottom + 20))
+        add(
+            '<text class="stage-label" data-stage={} x="{:.1f}" y="{}" '
+            'text-anchor="middle">'.format(xml_attribute(rows[index].metric), cx, bottom + 20)
+        )
         for number, line in enumerate(lines):
-            add('<tspan x="{:.1f}" dy="{}">{}</tspan>'.format(
-                cx, 0 if number == 0 else 15, xml_text(line)))
-        add('</text>')
-    add('<text class="axis-title" x="{:.1f}" y="{}" text-anchor="middle" fill="#555555">'
-        'kernel stage of the first body</text>'.format(left + plot_width / 2,
-                                                       bottom + 24 + 16 * label_lines))
-    add('</g>')
+            add(
+                '<tspan x="{:.1f}" dy="{}">{}</tspan>'.format(
+                    cx, 0 if number == 0 else 15, xml_text(line)
+                )
+            )
+        add("</text>")
+    add(
+        '<text class="axis-title" x="{:.1f}" y="{}" text-anchor="middle" fill="#555555">'
+        "kernel stage of the first body</text>".format(
+            left + plot_width / 2, bottom + 24 + 16 * label_lines
+        )
+    )
+    add("</g>")
 
     # The legend: one swatch and label per recording.
     add('<g class="legend">')
     for position, label in enumerate(labels):
         ly = top + 24 * position
         add('<g class="legend-entry" data-recording={}>'.format(xml_attribute(label)))
-        add('<rect x="{:.1f}" y="{}" width="14" height="14" fill="{}"/>'.format(
-            legend_x, ly, colour(position)))
-        add('<text x="{:.1f}" y="{}" dominant-baseline="middle">{}</text>'.format(
-            legend_x + 20, ly + 7, xml_text(label)))
-        add('</g>')
-    add('</g>')
-    add('</svg>')
+        add(
+            '<rect x="{:.1f}" y="{}" width="14" height="14" fill="{}"/>'.format(
+                legend_x, ly, colour(position)
+            )
+        )
+        add(
+            '<text x="{:.1f}" y="{}" dominant-baseline="middle">{}</text>'.format(
+                legend_x + 20, ly + 7, xml_text(label)
+            )
+        )
+        add("</g>")
+    add("</g>")
+    add("</svg>")
     return "\n".join(out) + "\n"
 
 

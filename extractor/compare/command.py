@@ -14,8 +14,14 @@ CLOCK_MHZ_RANGE = (0.001, 1e6)
 GATE_FAILED = 3
 
 
-def read_recordings(paths: Sequence, labels: Sequence[str], outputs, inputs=(),
-                    warn: Callable[[str], None] = lambda text: None, gate: bool = False):
+def read_recordings(
+    paths: Sequence,
+    labels: Sequence[str],
+    outputs,
+    inputs=(),
+    warn: Callable[[str], None] = lambda text: None,
+    gate: bool = False,
+):
     """The recordings of compare, table and report: read (a bad --label being a usage
     error), the outputs checked against them before anything is written (never one of
     the inputs: output.check_outputs), and what their batch's index says of each told
@@ -28,32 +34,44 @@ def read_recordings(paths: Sequence, labels: Sequence[str], outputs, inputs=(),
         recordings = load_recordings(paths, labels)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    check_outputs(outputs, files_read(recordings) + list(inputs),
-                  folders_read(paths, recordings))
+    check_outputs(outputs, files_read(recordings) + list(inputs), folders_read(paths, recordings))
     tell_origins(recordings, warn, gate=gate)
     return recordings
 
 
-def check_options(clock_mhz: Optional[float], chart: Optional[Path], junit: Optional[Path],
-                  budget_file: Optional[Path]) -> None:
+def check_options(
+    clock_mhz: Optional[float],
+    chart: Optional[Path],
+    junit: Optional[Path],
+    budget_file: Optional[Path],
+) -> None:
     """UsageError for options that cannot go together or are out of range."""
     from .chart import CHART_SUFFIXES
 
     if clock_mhz is not None and not CLOCK_MHZ_RANGE[0] <= clock_mhz <= CLOCK_MHZ_RANGE[1]:
-        raise UsageError("--clock-mhz {}: the clock must be a positive number of MHz, from "
-                         "0.001 (1 kHz) to 1000000 (1 THz)".format(clock_mhz))
+        raise UsageError(
+            "--clock-mhz {}: the clock must be a positive number of MHz, from "
+            "0.001 (1 kHz) to 1000000 (1 THz)".format(clock_mhz)
+        )
     if chart is not None and chart.suffix.lower() not in CHART_SUFFIXES:
-        raise UsageError("--chart {}: only SVG charts are drawn (name the file .svg)".format(
-            chart))
+        raise UsageError("--chart {}: only SVG charts are drawn (name the file .svg)".format(chart))
     if junit is not None and budget_file is None:
-        raise UsageError("--junit {}: a report of budget checks needs --budget FILE".format(
-            junit))
+        raise UsageError("--junit {}: a report of budget checks needs --budget FILE".format(junit))
 
 
-def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[float],
-                output_format: str, chart: Optional[Path], stat: str,
-                budget_file: Optional[Path], junit: Optional[Path],
-                warn: Callable[[str], None], line: Callable[[str], None]) -> int:
+def run_compare(
+    paths: Sequence,
+    labels: Sequence[str],
+    *,
+    clock_mhz: Optional[float],
+    output_format: str,
+    chart: Optional[Path],
+    stat: str,
+    budget_file: Optional[Path],
+    junit: Optional[Path],
+    warn: Callable[[str], None],
+    line: Callable[[str], None],
+) -> int:
     """The whole of `extract compare`: the table on standard output, the chart and the
     JUnit report where asked, the budget's last line through `line`; the exit code (0,
     or GATE_FAILED when a budget check failed)."""
@@ -66,18 +84,28 @@ def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[f
     budget = None
     if budget_file is not None:  # a bad budget file is told before any summary is read
         from .budget import load_budget
+
         budget = load_budget(budget_file)
     notes: List[str] = []  # told once the output is written: an error is told alone
-    recordings = read_recordings(paths, labels, [("--chart", chart), ("--junit", junit)],
-                                 [budget_file] if budget_file else [], notes.append,
-                                 gate=budget is not None)
+    recordings = read_recordings(
+        paths,
+        labels,
+        [("--chart", chart), ("--junit", junit)],
+        [budget_file] if budget_file else [],
+        notes.append,
+        gate=budget is not None,
+    )
     if len(recordings) < 2:
-        raise UsageError("compare needs two or more recordings; {} gives {}".format(
-            " ".join(str(p) for p in paths), len(recordings)))
+        raise UsageError(
+            "compare needs two or more recordings; {} gives {}".format(
+                " ".join(str(p) for p in paths), len(recordings)
+            )
+        )
     comparison = compare(recordings, clock_mhz)
     found: Optional[List[dict]] = None  # each recording's metrics, when not its summary's
     if stat != FIRST:
         from ..provenance import require_belonging
+
         try:
             blocks = [read_block_statistics(recording, stat) for recording in recordings]
         except MissingBlocks as exc:
@@ -86,11 +114,11 @@ def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[f
             require_belonging(recording, data)
         comparison = over_blocks(comparison, stat, blocks)
         # With --stat, a budget holds the stages' statistic, as the table shows it.
-        found = [stat_metrics(recording, data, stat)
-                 for recording, data in zip(recordings, blocks)]
+        found = [stat_metrics(recording, data, stat) for recording, data in zip(recordings, blocks)]
     checks = None
     if budget is not None:  # a pattern that matches nothing: a usage error, first
         from .budget import check_budget
+
         checks = check_budget(budget, recordings, found)
         comparison = comparison.with_checks(checks)
     text = FORMATS[output_format].render(comparison)
@@ -98,8 +126,8 @@ def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[f
         write_chart(chart, comparison)
     if junit is not None and checks is not None:
         from .junit import write_junit
-        write_junit(junit, checks, "extract compare --budget {}".format(
-            shown_path(budget_file)))
+
+        write_junit(junit, checks, "extract compare --budget {}".format(shown_path(budget_file)))
     # A lone surrogate (a summary may hold one, escaped) is shown as \udXXX.
     write_output(STDOUT, text.encode("utf-8", "backslashreplace"))
     for note in notes:
@@ -107,5 +135,6 @@ def run_compare(paths: Sequence, labels: Sequence[str], *, clock_mhz: Optional[f
     if checks is None:
         return 0
     from .budget import budget_line, gate_failed
+
     line(budget_line(checks))
     return GATE_FAILED if gate_failed(checks) else 0

@@ -16,8 +16,13 @@ from ..recordings import Recording
 # ---- the comparison ----------------------------------------------------------------
 
 STAGES, SPANS, QKV, EXCHANGE_MEMORY, ALLOCATED, EXCHANGES = (
-    "kernel stages", "device spans", "QKV executions", "exchange code per tile",
-    "allocated memory per tile", "attention exchanges")
+    "kernel stages",
+    "device spans",
+    "QKV executions",
+    "exchange code per tile",
+    "allocated memory per tile",
+    "attention exchanges",
+)
 # The row summing every stage has a section of its own, so no stage label can clash.
 STAGE_TOTAL, TOTAL = "kernel stages, total", "all stages"
 
@@ -78,17 +83,23 @@ class Comparison(NamedTuple):
         it has no row for (the device spans' max and mean), after the device spans."""
         rows = list(self.rows)
         checked = {check.metric for check in checks}
-        extra = [name for name in (metrics.DEVICE_SPAN_MAX, metrics.DEVICE_SPAN_MEAN)
-                 if name in checked]
+        extra = [
+            name for name in (metrics.DEVICE_SPAN_MAX, metrics.DEVICE_SPAN_MEAN) if name in checked
+        ]
         if extra:
             found = [metrics.metrics(r.summary) for r in self.recordings]
             after = max(i for i, row in enumerate(rows) if row.section == SPANS) + 1
             rows[after:after] = [
-                _with_change(SPANS, "device span " + name[len(metrics.DEVICE_SPAN):], "cycles",
-                             (each.get(name) for each in found), name)
-                for name in extra]
+                _with_change(
+                    SPANS,
+                    "device span " + name[len(metrics.DEVICE_SPAN) :],
+                    "cycles",
+                    (each.get(name) for each in found),
+                    name,
+                )
+                for name in extra
+            ]
         return self._replace(rows=rows, checks=list(checks))
-
 
 
 def _with_change(section, metric, unit, values, metric_name=None) -> Row:
@@ -124,36 +135,73 @@ def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> C
     kernel stage and no attention exchange (masked name) in both.
     """
     if len(recordings) < 2:
-        raise CompareError("compare", "needs two or more recordings, got {}".format(
-            len(recordings)))
+        raise CompareError(
+            "compare", "needs two or more recordings, got {}".format(len(recordings))
+        )
     summaries = [r.summary for r in recordings]
     rows = []
 
     stage_cycles = [s.stage_cycles() for s in summaries]
     for stage in _ordered_union(stage_cycles):
-        rows.append(_with_change(STAGES, stage, "cycles", (c.get(stage) for c in stage_cycles),
-                                 metrics.stage_metric(stage)))
-    rows.append(_with_change(STAGE_TOTAL, TOTAL, "cycles",
-                             (s.stages_total for s in summaries), metrics.STAGES_TOTAL))
+        rows.append(
+            _with_change(
+                STAGES,
+                stage,
+                "cycles",
+                (c.get(stage) for c in stage_cycles),
+                metrics.stage_metric(stage),
+            )
+        )
+    rows.append(
+        _with_change(
+            STAGE_TOTAL, TOTAL, "cycles", (s.stages_total for s in summaries), metrics.STAGES_TOTAL
+        )
+    )
 
     for number in range(max(len(s.device_spans) for s in summaries)):
-        spans = [s.device_spans[number] if number < len(s.device_spans) else None
-                 for s in summaries]
+        spans = [
+            s.device_spans[number] if number < len(s.device_spans) else None for s in summaries
+        ]
         metric = "device span {}".format(number + 1)
-        rows.append(_with_change(SPANS, metric, "cycles", spans,
-                                 metrics.device_span_metric(number + 1)))
+        rows.append(
+            _with_change(SPANS, metric, "cycles", spans, metrics.device_span_metric(number + 1))
+        )
         if clock_mhz is not None:
-            rows.append(Row(SPANS, metric, "ms at {:g} MHz".format(clock_mhz), tuple(
-                None if c is None else c / (clock_mhz * 1000.0) for c in spans), None))
+            rows.append(
+                Row(
+                    SPANS,
+                    metric,
+                    "ms at {:g} MHz".format(clock_mhz),
+                    tuple(None if c is None else c / (clock_mhz * 1000.0) for c in spans),
+                    None,
+                )
+            )
 
-    rows.append(Row(QKV, QKV, "count", tuple(s.qkv_executions for s in summaries), None,
-                    metrics.QKV_EXECUTIONS))
+    rows.append(
+        Row(
+            QKV,
+            QKV,
+            "count",
+            tuple(s.qkv_executions for s in summaries),
+            None,
+            metrics.QKV_EXECUTIONS,
+        )
+    )
     for section, prefix, stats in (
-            (EXCHANGE_MEMORY, metrics.EXCHANGE_MEMORY, [s.exchange_memory for s in summaries]),
-            (ALLOCATED, metrics.ALLOCATED_MEMORY, [s.allocated_memory for s in summaries])):
+        (EXCHANGE_MEMORY, metrics.EXCHANGE_MEMORY, [s.exchange_memory for s in summaries]),
+        (ALLOCATED, metrics.ALLOCATED_MEMORY, [s.allocated_memory for s in summaries]),
+    ):
         for name in MinMeanMax._fields:  # min, mean, max: the metrics' STATISTICS
-            rows.append(Row(section, "{}, {}".format(section, name), "bytes",
-                            tuple(getattr(each, name) for each in stats), None, prefix + name))
+            rows.append(
+                Row(
+                    section,
+                    "{}, {}".format(section, name),
+                    "bytes",
+                    tuple(getattr(each, name) for each in stats),
+                    None,
+                    prefix + name,
+                )
+            )
 
     keyed = [_exchange_keys(s) for s in summaries]
     known = [s.has_pva for s in summaries]
@@ -169,7 +217,9 @@ def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> C
         shares_exchange = any(key in keyed[0] for key in keyed[index])
         if not (shares_stage or shares_exchange):
             other = recordings[index]
-            raise CompareError(other.path, "nothing in common with {} ({}): no first-body "
-                               "kernel stage and no attention exchange in both".format(
-                                   first.path, first.label))
+            raise CompareError(
+                other.path,
+                "nothing in common with {} ({}): no first-body "
+                "kernel stage and no attention exchange in both".format(first.path, first.label),
+            )
     return Comparison(list(recordings), clock_mhz, rows, exchanges)

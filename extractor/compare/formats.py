@@ -51,8 +51,7 @@ def _exchange_metric(exchange: Exchange) -> str:
     name = markdown_code(exchange.key)
     if exchange.occurrence > 1:
         name += " ({})".format(exchange.occurrence)
-    return ("attention exchange: " if exchange.matched else "unmatched attention exchange: "
-            ) + name
+    return ("attention exchange: " if exchange.matched else "unmatched attention exchange: ") + name
 
 
 # ---- budget marks ---------------------------------------------------------------
@@ -85,8 +84,9 @@ def _failure(check: BudgetCheck, unit: str) -> str:
     if check.status == MISSING:
         return "{}: missing".format(check.budget)
     amount, side = _past(check)
-    return "{}: {} {} limit {}".format(check.budget, _amount(amount, unit), side,
-                                       _amount(check.limit, unit))
+    return "{}: {} {} limit {}".format(
+        check.budget, _amount(amount, unit), side, _amount(check.limit, unit)
+    )
 
 
 def _markdown_mark(checks: List[BudgetCheck], unit: str) -> str:
@@ -112,8 +112,7 @@ def _csv_mark(checks: List[BudgetCheck]) -> str:
         text = "{} {}".format(check.status, check.budget)
         if check.status == FAIL:
             amount, side = _past(check)
-            text += ": {} {} limit {}".format(_csv_value(amount), side,
-                                              _csv_value(check.limit))
+            text += ": {} {} limit {}".format(_csv_value(amount), side, _csv_value(check.limit))
         texts.append(text)
     return "; ".join(texts)
 
@@ -128,19 +127,22 @@ def to_markdown(comparison: Comparison) -> str:
         checks = marks.get((comparison.recordings[index].label, metric_name or ""))
         return _markdown_mark(checks, unit) if checks else ""
 
-    lines = ["| | unit | " + " | ".join(labels) + " |",
-             "|---|---|" + "---:|" * len(labels)]
+    lines = ["| | unit | " + " | ".join(labels) + " |", "|---|---|" + "---:|" * len(labels)]
     for row in comparison.rows:
         metric = {STAGES: "stage: " + row.metric, STAGE_TOTAL: "stages, total"}.get(
-            row.section, row.metric)
+            row.section, row.metric
+        )
         cells = []
         for index, value in enumerate(row.values):
             text = _number(value, row.unit)
             if row.change is not None and value is not None:
                 text += _percent(row.change[index])
             cells.append(text + mark(index, row.metric_name, row.unit))
-        lines.append("| {} | {} | {} |".format(markdown_cell(metric),
-                                               markdown_cell(row.unit), " | ".join(cells)))
+        lines.append(
+            "| {} | {} | {} |".format(
+                markdown_cell(metric), markdown_cell(row.unit), " | ".join(cells)
+            )
+        )
     for exchange in comparison.exchanges:
         cells = []
         for index, cell in enumerate(exchange.cells):
@@ -151,8 +153,11 @@ def to_markdown(comparison: Comparison) -> str:
             else:
                 cells.append("{} / {:.1f}".format(cell.maximum, cell.mean))
             cells[-1] += mark(index, exchange.metric_name, "bytes")
-        lines.append("| {} | code bytes per tile, max / mean | {} |".format(
-            _exchange_metric(exchange), " | ".join(cells)))
+        lines.append(
+            "| {} | code bytes per tile, max / mean | {} |".format(
+                _exchange_metric(exchange), " | ".join(cells)
+            )
+        )
     if comparison.checks is not None:
         lines += ["", budget_line(comparison.checks)]
     return "\n".join(lines) + "\n"
@@ -163,8 +168,7 @@ def _csv_value(value) -> str:
         return ""
     if isinstance(value, float):
         if not math.isfinite(value):  # a guard: the inputs are checked to be finite
-            raise ValueError("refusing to write a non-finite number ({!r}) in CSV".format(
-                value))
+            raise ValueError("refusing to write a non-finite number ({!r}) in CSV".format(value))
         return repr(value)
     return str(value)
 
@@ -194,41 +198,61 @@ def to_csv(comparison: Comparison) -> str:
             if index:
                 line.append(_csv_value(change[index] if change is not None else None))
             if budgeted:
-                line.append(csv_cell(_csv_mark(marks.get((labels[index], metric_name or ""),
-                                                         []))))
+                line.append(csv_cell(_csv_mark(marks.get((labels[index], metric_name or ""), []))))
         writer.writerow(line + [csv_cell(note), csv_cell(metric_name or "")])
 
     for row in comparison.rows:
-        write(row.section, row.metric, row.unit, row.values, row.change,
-              metric_name=row.metric_name)
+        write(
+            row.section, row.metric, row.unit, row.values, row.change, metric_name=row.metric_name
+        )
     for exchange in comparison.exchanges:
-        metric = exchange.key if exchange.occurrence == 1 else "{} ({})".format(
-            exchange.key, exchange.occurrence)
+        metric = (
+            exchange.key
+            if exchange.occurrence == 1
+            else "{} ({})".format(exchange.key, exchange.occurrence)
+        )
         note = "" if exchange.matched else "unmatched"
         for field in ("maximum", "mean"):
-            write(EXCHANGES, metric, "code bytes per tile, {}".format(
-                "max" if field == "maximum" else field),
+            write(
+                EXCHANGES,
+                metric,
+                "code bytes per tile, {}".format("max" if field == "maximum" else field),
                 [getattr(c, field) if c is not None else None for c in exchange.cells],
-                None, note, exchange.metric_name if field == "maximum" else None)
+                None,
+                note,
+                exchange.metric_name if field == "maximum" else None,
+            )
     return out.getvalue()
 
 
 def to_json_data(comparison: Comparison) -> dict:
     data = {
-        "recordings": [{"label": r.label, "path": shown_path(r.path),
-                        "pva": comparison.has_pva(i)}
-                       for i, r in enumerate(comparison.recordings)],
+        "recordings": [
+            {"label": r.label, "path": shown_path(r.path), "pva": comparison.has_pva(i)}
+            for i, r in enumerate(comparison.recordings)
+        ],
         "clock_mhz": comparison.clock_mhz,
-        "rows": [{"section": row.section, "metric": row.metric,
-                  "metric_name": row.metric_name, "unit": row.unit,
-                  "values": list(row.values),
-                  "change_percent": list(row.change) if row.change is not None else None}
-                 for row in comparison.rows],
+        "rows": [
+            {
+                "section": row.section,
+                "metric": row.metric,
+                "metric_name": row.metric_name,
+                "unit": row.unit,
+                "values": list(row.values),
+                "change_percent": list(row.change) if row.change is not None else None,
+            }
+            for row in comparison.rows
+        ],
         "attention_exchanges": [
-            {"name": e.key, "occurrence": e.occurrence, "metric_name": e.metric_name,
-             "matched": e.matched,
-             "values": [c._asdict() if c is not None else None for c in e.cells]}
-            for e in comparison.exchanges],
+            {
+                "name": e.key,
+                "occurrence": e.occurrence,
+                "metric_name": e.metric_name,
+                "matched": e.matched,
+                "values": [c._asdict() if c is not None else None for c in e.cells],
+            }
+            for e in comparison.exchanges
+        ],
     }
     if comparison.checks is not None:
         data["budgets"] = [check._asdict() for check in comparison.checks]
@@ -242,9 +266,10 @@ def to_json(comparison: Comparison) -> str:
         # are checked to be finite), so that no future path can write them.
         return json.dumps(to_json_data(comparison), indent=2, allow_nan=False) + "\n"
     except ValueError as exc:
-        raise ValueError("refusing to write a non-finite number in JSON ({})".format(
-            exc)) from exc
+        raise ValueError("refusing to write a non-finite number in JSON ({})".format(exc)) from exc
 
 
-FORMATS = {each.name: each for each in (
-    Format("markdown", to_markdown), Format("csv", to_csv), Format("json", to_json))}
+FORMATS = {
+    each.name: each
+    for each in (Format("markdown", to_markdown), Format("csv", to_csv), Format("json", to_json))
+}

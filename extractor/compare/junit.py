@@ -30,16 +30,21 @@ def case_name(check: BudgetCheck) -> str:
 def _message(check: BudgetCheck) -> str:
     if check.status == MISSING:
         return "{} has no {}; the baseline has {} ({})".format(
-            check.recording, check.metric, check.baseline, check.budget)
+            check.recording, check.metric, check.baseline, check.budget
+        )
     if check.status == SKIPPED:
-        return "the baseline has no {}: {} cannot be checked".format(check.metric,
-                                                                     check.budget)
+        return "the baseline has no {}: {} cannot be checked".format(check.metric, check.budget)
     past = excess(check)
     assert past is not None, check
     return "{} {} is {} {} limit {} ({}{})".format(
-        check.metric, check.value, abs(past), "over" if past > 0 else "under",
-        check.limit, check.budget,
-        "" if check.baseline is None else ", baseline {}".format(check.baseline))
+        check.metric,
+        check.value,
+        abs(past),
+        "over" if past > 0 else "under",
+        check.limit,
+        check.budget,
+        "" if check.baseline is None else ", baseline {}".format(check.baseline),
+    )
 
 
 def junit_xml(checks: Sequence[BudgetCheck], name: str = "extract compare --budget") -> str:
@@ -50,22 +55,31 @@ def junit_xml(checks: Sequence[BudgetCheck], name: str = "extract compare --budg
 
     def counts(group: Sequence[BudgetCheck]) -> str:
         return 'tests="{}" failures="{}" errors="0" skipped="{}"'.format(
-            len(group), sum(c.status in FAILING for c in group),
-            sum(c.status == SKIPPED for c in group))
+            len(group),
+            sum(c.status in FAILING for c in group),
+            sum(c.status == SKIPPED for c in group),
+        )
 
-    out = ['<?xml version="1.0" encoding="UTF-8"?>',
-           "<testsuites name={} {}>".format(_attribute(name), counts(checks))]
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        "<testsuites name={} {}>".format(_attribute(name), counts(checks)),
+    ]
     for recording, group in suites.items():
         out.append("  <testsuite name={} {}>".format(_attribute(recording), counts(group)))
         for check in group:
             opening = "    <testcase classname={} name={}".format(
-                _attribute(recording), _attribute(case_name(check)))
+                _attribute(recording), _attribute(case_name(check))
+            )
             if check.status in FAILING:
                 out.append(opening + ">")
                 message = _message(check)
-                out.append("      <failure type={} message={}>{}</failure>".format(
-                    _attribute(FAIL if check.status == FAIL else MISSING),
-                    _attribute(message), xml_text(message)))
+                out.append(
+                    "      <failure type={} message={}>{}</failure>".format(
+                        _attribute(FAIL if check.status == FAIL else MISSING),
+                        _attribute(message),
+                        xml_text(message),
+                    )
+                )
                 out.append("    </testcase>")
             elif check.status == SKIPPED:
                 out.append(opening + ">")
@@ -78,7 +92,8 @@ def junit_xml(checks: Sequence[BudgetCheck], name: str = "extract compare --budg
     return "\n".join(out) + "\n"
 
 
-def write_junit(path, checks: Sequence[BudgetCheck], name: str = "extract compare --budget"
-                ) -> None:
+def write_junit(
+    path, checks: Sequence[BudgetCheck], name: str = "extract compare --budget"
+) -> None:
     """Write the JUnit XML report of the checks to `path`, atomically."""
     write_atomic(path, junit_xml(checks, name).encode("utf-8"))

@@ -65,8 +65,11 @@ class JsonWriter(_Writer):
         self._stages = list(stages)
         self._keys = [json.dumps(label) for label in self._stages]  # ASCII, escaped
         self._templates: dict = {}
-        self._put('{{\n  "profile": {},\n  "stages": {},\n  "blocks": '.format(
-            json.dumps(profile_label), _indented(json.dumps(self._stages, indent=2))))
+        self._put(
+            '{{\n  "profile": {},\n  "stages": {},\n  "blocks": '.format(
+                json.dumps(profile_label), _indented(json.dumps(self._stages, indent=2))
+            )
+        )
 
     def body(self, body: "Body") -> None:
         # One %-format per body, with a template per set of stages present (a model's
@@ -79,26 +82,38 @@ class JsonWriter(_Writer):
         end = body.end_step
         parts = self._parts
         parts.append(",\n" if self._count else "[\n")
-        parts.append(template % (
-            body.run, body.block, body.first_step, "null" if end is None else end,
-            body.kernels, *[value for value, present in zip(cycles, shape) if present],
-            sum(cycles)))
+        parts.append(
+            template
+            % (
+                body.run,
+                body.block,
+                body.first_step,
+                "null" if end is None else end,
+                body.kernels,
+                *[value for value, present in zip(cycles, shape) if present],
+                sum(cycles),
+            )
+        )
         self._count += 1
         if len(parts) >= FLUSH_EVERY:
             self._flush()
 
     def _template(self, shape: Sequence[bool]) -> str:
-        cycles = ",\n".join("        {}: %d".format(key.replace("%", "%%"))
-                             for key, present in zip(self._keys, shape) if present)
-        return ('    {\n      "run": %d,\n      "block": %d,\n      "first_step": %d,\n'
-                '      "end_step": %s,\n      "kernels": %d,\n      "cycles": '
-                + ("{\n" + cycles + "\n      }" if cycles else "{}")
-                + ',\n      "total": %d\n    }')
+        cycles = ",\n".join(
+            "        {}: %d".format(key.replace("%", "%%"))
+            for key, present in zip(self._keys, shape)
+            if present
+        )
+        return (
+            '    {\n      "run": %d,\n      "block": %d,\n      "first_step": %d,\n'
+            '      "end_step": %s,\n      "kernels": %d,\n      "cycles": '
+            + ("{\n" + cycles + "\n      }" if cycles else "{}")
+            + ',\n      "total": %d\n    }'
+        )
 
     def end(self, statistics: dict) -> None:
         # The rest of the object as json.dumps writes it, without its opening brace.
-        tail = json.dumps({"stats": statistics["stats"], "total": statistics["total"]},
-                          indent=2)
+        tail = json.dumps({"stats": statistics["stats"], "total": statistics["total"]}, indent=2)
         self._put(("\n  ]," if self._count else "[],") + tail[1:] + "\n")
         self._flush()
 
@@ -117,27 +132,36 @@ class CsvWriter(_Writer):
         out = io.StringIO()
         csv.writer(out, lineterminator=LINE_END).writerow(
             ["run", "block", "first_step", "end_step", "kernels"]
-            + [csv_text_cell(label) for label in stages] + ["total"])
+            + [csv_text_cell(label) for label in stages]
+            + ["total"]
+        )
         self._put(out.getvalue())
 
     def body(self, body: "Body") -> None:
-        cells = [str(body.cycles[index]) if body.rows[index] else ""
-                 for index in range(self._width)]
-        self._put("{},{},{},{},{},{},{}{}".format(
-            body.run, body.block, body.first_step,
-            "" if body.end_step is None else body.end_step, body.kernels, ",".join(cells),
-            body.total, LINE_END))
+        cells = [
+            str(body.cycles[index]) if body.rows[index] else "" for index in range(self._width)
+        ]
+        self._put(
+            "{},{},{},{},{},{},{}{}".format(
+                body.run,
+                body.block,
+                body.first_step,
+                "" if body.end_step is None else body.end_step,
+                body.kernels,
+                ",".join(cells),
+                body.total,
+                LINE_END,
+            )
+        )
 
     def end(self, statistics: dict) -> None:
         self._flush()
 
 
 #: `extract blocks --format`'s writers, each made on the (binary) file it writes.
-WRITERS: Dict[str, Callable[[IO[bytes]], "BodyWriter"]] = {
-    "json": JsonWriter, "csv": CsvWriter}
+WRITERS: Dict[str, Callable[[IO[bytes]], "BodyWriter"]] = {"json": JsonWriter, "csv": CsvWriter}
 
-MARKDOWN_HEADER = ("| stage | blocks | min | median | mean | max | stdev | min at | "
-                   "max at |")
+MARKDOWN_HEADER = "| stage | blocks | min | median | mean | max | stdev | min at | max at |"
 
 
 def _number(value: float) -> str:
@@ -150,9 +174,11 @@ def _at(where: Sequence[int]) -> str:
 
 def _line(cell: str, stats: dict) -> str:
     """A table line; `cell`: the first cell, as markdown."""
-    cells = [cell, str(stats["blocks"])] + [
-        _number(stats[key]) for key in ("min", "median", "mean", "max", "stdev")] + [
-        _at(stats["min_at"]), _at(stats["max_at"])]
+    cells = (
+        [cell, str(stats["blocks"])]
+        + [_number(stats[key]) for key in ("min", "median", "mean", "max", "stdev")]
+        + [_at(stats["min_at"]), _at(stats["max_at"])]
+    )
     return "| " + " | ".join(cells) + " |"
 
 
@@ -179,9 +205,9 @@ def blocks_path(summary_path: StrPath) -> Path:
 # a 400-digit number would overflow a float), as is a number a float cannot hold, and a
 # fraction (a mean, a standard deviation of such cycles) beyond 2**64 either way: the
 # differences compare works out between two of them would overflow to infinity.
-_INT_LOW, _INT_HIGH = -(2 ** 63), 2 ** 63 - 1
+_INT_LOW, _INT_HIGH = -(2**63), 2**63 - 1
 _INT_DIGITS = len(str(_INT_HIGH))
-_FLOAT_LIMIT = float(2 ** 64)
+_FLOAT_LIMIT = float(2**64)
 
 
 class _BadNumber(ValueError):
@@ -189,8 +215,11 @@ class _BadNumber(ValueError):
 
 
 def _shortened(text: str, limit: int = 20) -> str:
-    return text if len(text) <= limit else "{}... ({} digits)".format(
-        text[:limit], len(text.lstrip("-")))
+    return (
+        text
+        if len(text) <= limit
+        else "{}... ({} digits)".format(text[:limit], len(text.lstrip("-")))
+    )
 
 
 def _read_int(text: str) -> int:
@@ -203,11 +232,11 @@ def _read_int(text: str) -> int:
 def _read_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):  # 1e400 (JSON has no NaN but by name)
-        raise _BadNumber("the number {} is beyond what a float holds".format(
-            _shortened(text)))
+        raise _BadNumber("the number {} is beyond what a float holds".format(_shortened(text)))
     if abs(value) > _FLOAT_LIMIT:
-        raise _BadNumber("the number {} is beyond 2**64, more than any cycle count".format(
-            _shortened(text)))
+        raise _BadNumber(
+            "the number {} is beyond 2**64, more than any cycle count".format(_shortened(text))
+        )
     return value
 
 
@@ -222,8 +251,12 @@ def read_blocks_json(path: StrPath) -> dict:
     refuse with `not_blocks`."""
     raw = read_input(path, BlocksFileError)
     try:
-        data = json.loads(raw.decode("utf-8"), parse_int=_read_int,
-                          parse_float=_read_float, parse_constant=_read_constant)
+        data = json.loads(
+            raw.decode("utf-8"),
+            parse_int=_read_int,
+            parse_float=_read_float,
+            parse_constant=_read_constant,
+        )
     except UnicodeDecodeError:
         raise not_blocks(path, "not UTF-8 text") from None
     except _BadNumber as exc:
@@ -264,8 +297,9 @@ def _stats_problem(stats: object) -> Optional[str]:
             return "have a {!r} that is not a number".format(key)
     for key in ("min_at", "max_at"):
         where = stats.get(key)
-        if key in stats and not (isinstance(where, list) and len(where) == 2
-                                 and all(_whole(n) for n in where)):
+        if key in stats and not (
+            isinstance(where, list) and len(where) == 2 and all(_whole(n) for n in where)
+        ):
             return "have a {!r} that is not [run, block]".format(key)
     return None
 
@@ -284,15 +318,20 @@ def check_blocks(path: StrPath, data: dict) -> dict:
         raise not_blocks(path, "'blocks' is not a list")
     for number, body in enumerate(bodies):
         cycles = body.get("cycles") if isinstance(body, dict) else None
-        if not (isinstance(body, dict) and all(_whole(body.get(k)) for k in (
-                "run", "block", "first_step", "kernels"))
-                and (body.get("end_step") is None or _whole(body.get("end_step")))
-                and isinstance(cycles, dict)
-                and all(isinstance(k, str) and _whole(v) for k, v in cycles.items())
-                and (body.get("total") is None or _whole(body.get("total")))):
-            raise not_blocks(path, "blocks[{}] is not an object with whole numbers run, "
-                             "block, first_step, end_step (or null), kernels, cycles per "
-                             "label and total".format(number))
+        if not (
+            isinstance(body, dict)
+            and all(_whole(body.get(k)) for k in ("run", "block", "first_step", "kernels"))
+            and (body.get("end_step") is None or _whole(body.get("end_step")))
+            and isinstance(cycles, dict)
+            and all(isinstance(k, str) and _whole(v) for k, v in cycles.items())
+            and (body.get("total") is None or _whole(body.get("total")))
+        ):
+            raise not_blocks(
+                path,
+                "blocks[{}] is not an object with whole numbers run, "
+                "block, first_step, end_step (or null), kernels, cycles per "
+                "label and total".format(number),
+            )
     stats = data.get("stats")
     if not isinstance(stats, dict):
         raise not_blocks(path, "'stats' is not an object of statistics per label")

@@ -47,6 +47,7 @@ from .trace import compile_only_warning, no_anchor_warning, read_trace
 if TYPE_CHECKING:
     from .profile import Profile
 
+
 def median_stage_cycles(bodies: "BlockBodies") -> dict:
     """{label: the median of its cycles over the blocks}, for a batch's index line."""
     return {label: stats["median"] for label, stats in bodies.statistics()["stats"].items()}
@@ -80,11 +81,17 @@ class Body(NamedTuple):
         return sum(self.cycles)
 
     def as_dict(self, stages: List[str]) -> dict:
-        return {"run": self.run, "block": self.block, "first_step": self.first_step,
-                "end_step": self.end_step, "kernels": self.kernels,
-                "cycles": {label: self.cycles[index] for index, label in enumerate(stages)
-                           if self.rows[index]},
-                "total": self.total}
+        return {
+            "run": self.run,
+            "block": self.block,
+            "first_step": self.first_step,
+            "end_step": self.end_step,
+            "kernels": self.kernels,
+            "cycles": {
+                label: self.cycles[index] for index, label in enumerate(stages) if self.rows[index]
+            },
+            "total": self.total,
+        }
 
 
 class BodyWriter(Protocol):
@@ -111,8 +118,7 @@ class Statistic:
         self.bodies = array("i")
 
     def widen(self) -> None:
-        self.values = (array("q", self.values) if self.values.typecode == "i"
-                       else list(self.values))  # type: ignore[assignment]
+        self.values = array("q", self.values) if self.values.typecode == "i" else list(self.values)  # type: ignore[assignment]
 
     def result(self, runs: Sequence[int], blocks: Sequence[int]) -> dict:
         """`statistics.median` and `pstdev`'s values, computed from exact integers: the
@@ -126,10 +132,16 @@ class Statistic:
         spread = count * sum(map(operator.mul, values, values)) - total * total
         low, high = ordered[0], ordered[-1]
         at_low, at_high = self.bodies[values.index(low)], self.bodies[values.index(high)]
-        return {"blocks": count, "min": low, "median": median, "mean": total / count,
-                "max": high, "stdev": math.sqrt(spread / (count * count)),
-                "min_at": [runs[at_low], blocks[at_low]],
-                "max_at": [runs[at_high], blocks[at_high]]}
+        return {
+            "blocks": count,
+            "min": low,
+            "median": median,
+            "mean": total / count,
+            "max": high,
+            "stdev": math.sqrt(spread / (count * count)),
+            "min_at": [runs[at_low], blocks[at_low]],
+            "max_at": [runs[at_high], blocks[at_high]],
+        }
 
 
 class BlockBodies:
@@ -142,8 +154,13 @@ class BlockBodies:
     (`bodies`, for `result`) only with `keep`. `writer.begin(label, stages)` is called
     here, `writer.end(statistics)` by `finish`."""
 
-    def __init__(self, rules: StageRules, profile_label: str,
-                 writer: Optional[BodyWriter] = None, keep: bool = False) -> None:
+    def __init__(
+        self,
+        rules: StageRules,
+        profile_label: str,
+        writer: Optional[BodyWriter] = None,
+        keep: bool = False,
+    ) -> None:
         self.profile = profile_label
         self.stages = stage_labels(rules)
         self._label_index = {label: index for index, label in enumerate(self.stages)}
@@ -169,8 +186,7 @@ class BlockBodies:
         if writer is not None:
             writer.begin(profile_label, self.stages)
 
-    def row(self, step: SqlValue, kind: SqlValue, cycles: SqlValue,
-            classes: NameClass) -> None:
+    def row(self, step: SqlValue, kind: SqlValue, cycles: SqlValue, classes: NameClass) -> None:
         """A notable row: its step, kind, cycles and NameClass. Rows of one step share
         their name and kind, so the first row of a step decides what the step is."""
         plain = self._plain.get(classes)
@@ -188,11 +204,14 @@ class BlockBodies:
             if step != self._last_anchor:
                 self._close(step)
                 self._open(step)
-        elif (kind == OUTPUT_BEGINS_KIND and classes.output_begins
-              and self._first is not None and step > self._first):
+        elif (
+            kind == OUTPUT_BEGINS_KIND
+            and classes.output_begins
+            and self._first is not None
+            and step > self._first
+        ):
             self._close(step)
-        if (kind == INPUT_DELIVERED_KIND and classes.input_delivered
-                and step != self._last_input):
+        if kind == INPUT_DELIVERED_KIND and classes.input_delivered and step != self._last_input:
             self._inputs += 1
             self._last_input = step
         if classes.kernel and self.cycles is not None:
@@ -207,8 +226,9 @@ class BlockBodies:
 
     def plain_index(self, classes: NameClass) -> int:
         """The stage index of a kernel that is no anchor nor marker candidate; else -1."""
-        if classes.kernel and not (classes.anchor or classes.input_delivered
-                                   or classes.output_begins):
+        if classes.kernel and not (
+            classes.anchor or classes.input_delivered or classes.output_begins
+        ):
             return self._label_index[classes.stage]
         return -1
 
@@ -226,8 +246,7 @@ class BlockBodies:
         run = self._run
         block = self._blocks_of_run.get(run, 0)
         self._blocks_of_run[run] = block + 1
-        body = Body(run, block, self._first, end_step, sum(self.rows), self.cycles,
-                    self.rows)
+        body = Body(run, block, self._first, end_step, sum(self.rows), self.cycles, self.rows)
         number = len(self._runs)
         self._runs.append(run)  # a body's run and block, by its number
         self._block_numbers.append(block)
@@ -280,16 +299,24 @@ class BlockBodies:
     def statistics(self) -> dict:
         """{"stats": {label: statistics}, "total": statistics or None}, as blocks.json."""
         where = (self._runs, self._block_numbers)
-        return {"stats": {label: stat.result(*where)
-                          for label, stat in zip(self.stages, self._stats) if len(stat.values)},
-                "total": self._total.result(*where) if len(self._total.values) else None}
+        return {
+            "stats": {
+                label: stat.result(*where)
+                for label, stat in zip(self.stages, self._stats)
+                if len(stat.values)
+            },
+            "total": self._total.result(*where) if len(self._total.values) else None,
+        }
 
     def result(self) -> dict:
         """blocks.json as a dict, keys in the spec's order (made with `keep`)."""
         if not self._keep:
             raise ValueError("the bodies were not kept (BlockBodies(keep=True))")
-        data = {"profile": self.profile, "stages": list(self.stages),
-                "blocks": [body.as_dict(self.stages) for body in self.bodies]}
+        data = {
+            "profile": self.profile,
+            "stages": list(self.stages),
+            "blocks": [body.as_dict(self.stages) for body in self.bodies],
+        }
         data.update(self.statistics())
         return data
 
@@ -299,9 +326,13 @@ class BlocksExtraction(NamedTuple):
     warnings: List[str]
 
 
-def extract_blocks(path: StrPath, rules: StageRules, profile_label: Optional[str] = None,
-                   writer: Optional[BodyWriter] = None,
-                   keep: bool = False) -> BlocksExtraction:
+def extract_blocks(
+    path: StrPath,
+    rules: StageRules,
+    profile_label: Optional[str] = None,
+    writer: Optional[BodyWriter] = None,
+    keep: bool = False,
+) -> BlocksExtraction:
     """Every body of one profile (`BlockBodies`: its statistics, and its bodies with
     `keep`; `writer` sees each body as the pass goes) and the warnings (no steps, no
     anchor), from one pass over its step rows. Needs only the step tables (no pva, no
@@ -312,8 +343,9 @@ def extract_blocks(path: StrPath, rules: StageRules, profile_label: Optional[str
     label = profile_label if profile_label is not None else shown_path(path)
     try:
         with Profile(path, tables=STEP_TABLES, check_start_end=False) as profile:
-            bodies, any_rows = _read_bodies(profile, rules,
-                                            lambda: BlockBodies(rules, label, writer, keep))
+            bodies, any_rows = _read_bodies(
+                profile, rules, lambda: BlockBodies(rules, label, writer, keep)
+            )
     except BadValue as exc:
         raise ProfileError(path, str(exc)) from exc
     warnings = []
@@ -324,20 +356,23 @@ def extract_blocks(path: StrPath, rules: StageRules, profile_label: Optional[str
     return BlocksExtraction(bodies, warnings)
 
 
-def _read_bodies(profile: "Profile", rules: StageRules,
-                 make_bodies: Callable[[], BlockBodies]) -> Tuple[BlockBodies, bool]:
+def _read_bodies(
+    profile: "Profile", rules: StageRules, make_bodies: Callable[[], BlockBodies]
+) -> Tuple[BlockBodies, bool]:
     """(BlockBodies, whether there were rows): the step rows read as the summary's pass
     reads them (trace.read_trace: stored order where it is step order, else sorted),
     with none of the summary's work: only the notable rows (a kernel or a marker
     candidate) reach the accumulator, a fresh one (`make_bodies()`) for each attempt."""
     programs, compute_sets = profile.names()
     names = StepNames(programs, compute_sets, rules)
-    return read_trace(profile, lambda batches: _bodies_pass(batches, names, make_bodies()),
-                      bodies=True)
+    return read_trace(
+        profile, lambda batches: _bodies_pass(batches, names, make_bodies()), bodies=True
+    )
 
 
-def _bodies_pass(batches: Iterable[list], names: StepNames,
-                 bodies: BlockBodies) -> Tuple[BlockBodies, bool]:
+def _bodies_pass(
+    batches: Iterable[list], names: StepNames, bodies: BlockBodies
+) -> Tuple[BlockBodies, bool]:
     # compute set -> program -> what a row of the pair is: None (not notable), the stage
     # index of a plain kernel (no anchor nor marker candidate: most notable rows, added
     # to the open body here, with no call), else its NameClass for `bodies.row`. One

@@ -92,8 +92,10 @@ def metrics(summary: Summary) -> Dict[str, Number]:
         put(DEVICE_SPAN_MAX, max(spans))
         put(DEVICE_SPAN_MEAN, sum(spans) / len(spans))
     put(QKV_EXECUTIONS, summary.qkv_executions)
-    for prefix, values in ((EXCHANGE_MEMORY, summary.exchange_memory),
-                           (ALLOCATED_MEMORY, summary.allocated_memory)):
+    for prefix, values in (
+        (EXCHANGE_MEMORY, summary.exchange_memory),
+        (ALLOCATED_MEMORY, summary.allocated_memory),
+    ):
         for statistic, value in zip(STATISTICS, values):
             put(prefix + statistic, value)
     seen: Dict[str, int] = {}

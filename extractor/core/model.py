@@ -21,16 +21,32 @@ from ..inputs import NotRegular, read_regular
 SUMMARY_NAME = "summary.json"
 
 #: The keys of a summary, in the spec's order (summary-spec.md, "The summary, key by key").
-SUMMARY_KEYS = ("profile", "kernels", "attention_exchanges", "exchange_memory_per_tile",
-                "device_spans", "qkv_executions", "allocated_memory")
-(PROFILE, KERNELS, ATTENTION_EXCHANGES, EXCHANGE_MEMORY, DEVICE_SPANS, QKV_EXECUTIONS,
- ALLOCATED_MEMORY) = SUMMARY_KEYS
+SUMMARY_KEYS = (
+    "profile",
+    "kernels",
+    "attention_exchanges",
+    "exchange_memory_per_tile",
+    "device_spans",
+    "qkv_executions",
+    "allocated_memory",
+)
+(
+    PROFILE,
+    KERNELS,
+    ATTENTION_EXCHANGES,
+    EXCHANGE_MEMORY,
+    DEVICE_SPANS,
+    QKV_EXECUTIONS,
+    ALLOCATED_MEMORY,
+) = SUMMARY_KEYS
 
 #: The fields of the two min/avg/max objects, as (min, mean, max).
 EXCHANGE_MEMORY_FIELDS = ("min(b)", "avg(b)", "max(b)")
 ALLOCATED_MEMORY_FIELDS = ("min(total)", "avg(total)", "max(total)")
-_MEMORY_FIELDS = {EXCHANGE_MEMORY: EXCHANGE_MEMORY_FIELDS,
-                  ALLOCATED_MEMORY: ALLOCATED_MEMORY_FIELDS}
+_MEMORY_FIELDS = {
+    EXCHANGE_MEMORY: EXCHANGE_MEMORY_FIELDS,
+    ALLOCATED_MEMORY: ALLOCATED_MEMORY_FIELDS,
+}
 
 Number = Union[int, float]
 
@@ -39,8 +55,11 @@ def summary_dict(**fields: object) -> dict:
     """A summary's dict with its keys in the spec's order; TypeError unless `fields` are
     exactly the summary's keys."""
     if set(fields) != set(SUMMARY_KEYS):
-        raise TypeError("a summary has the keys {}, not {}".format(
-            ", ".join(SUMMARY_KEYS), ", ".join(sorted(fields))))
+        raise TypeError(
+            "a summary has the keys {}, not {}".format(
+                ", ".join(SUMMARY_KEYS), ", ".join(sorted(fields))
+            )
+        )
     return {key: fields[key] for key in SUMMARY_KEYS}
 
 
@@ -158,8 +177,11 @@ class Summary:
 
     def headline(self) -> dict:
         """The numbers a batch index line carries: spans, QKV count, cycles per stage."""
-        return {DEVICE_SPANS: self.device_spans, QKV_EXECUTIONS: self.qkv_executions,
-                "stage_cycles": self.stage_cycles()}
+        return {
+            DEVICE_SPANS: self.device_spans,
+            QKV_EXECUTIONS: self.qkv_executions,
+            "stage_cycles": self.stage_cycles(),
+        }
 
 
 # ---- checking --------------------------------------------------------------------------
@@ -179,12 +201,18 @@ _KERNEL_TEXTS = ("kind", "name", "vertices")
 _KERNEL_WHOLES = ("cycles", "active_tiles", "start", "end", "max_exchange_code_bytes")
 # Cycles are SQLite's 64-bit integers (a negative count is used as it is, as extract
 # writes it): never beyond them.
-_CYCLES_LIMIT = 2 ** 63
+_CYCLES_LIMIT = 2**63
 
 
 def _json_type(value: object) -> str:
-    for kind, name in ((bool, "a boolean"), (int, "a number"), (float, "a number"),
-                       (str, "a string"), (list, "a list"), (dict, "an object")):
+    for kind, name in (
+        (bool, "a boolean"),
+        (int, "a number"),
+        (float, "a number"),
+        (str, "a string"),
+        (list, "a list"),
+        (dict, "an object"),
+    ):
         if isinstance(value, kind):
             return name
     return "null"
@@ -194,20 +222,28 @@ def _check_kernel(kernel: dict, number: int, fail: Callable[[str], NoReturn]) ->
     """The fields of kernels[number] beyond its stage and cycles' type (checked first)."""
     where = "{!r}[{}]".format(KERNELS, number)
     if "step" in kernel and not _is_int(kernel["step"]):
-        fail("{} 'step' is not a whole number, but {}".format(where, _json_type(
-            kernel["step"])))
+        fail("{} 'step' is not a whole number, but {}".format(where, _json_type(kernel["step"])))
     for field in _KERNEL_TEXTS:
         if field in kernel and not (kernel[field] is None or isinstance(kernel[field], str)):
-            fail("{} {!r} is neither a string nor null, but {}".format(
-                where, field, _json_type(kernel[field])))
+            fail(
+                "{} {!r} is neither a string nor null, but {}".format(
+                    where, field, _json_type(kernel[field])
+                )
+            )
     for field in _KERNEL_WHOLES:
         if field in kernel and not (kernel[field] is None or _is_int(kernel[field])):
-            fail("{} {!r} is neither a whole number nor null, but {}".format(
-                where, field, _json_type(kernel[field])))
+            fail(
+                "{} {!r} is neither a whole number nor null, but {}".format(
+                    where, field, _json_type(kernel[field])
+                )
+            )
     cycles = kernel["cycles"]
     if cycles is not None and not -_CYCLES_LIMIT <= cycles < _CYCLES_LIMIT:
-        fail("{} 'cycles' is {}: beyond the 64-bit integers a profile's cycles are".format(
-            where, _shortened(str(cycles))))
+        fail(
+            "{} 'cycles' is {}: beyond the 64-bit integers a profile's cycles are".format(
+                where, _shortened(str(cycles))
+            )
+        )
 
 
 def _check(data: Any, source: StrPath) -> None:
@@ -218,27 +254,42 @@ def _check(data: Any, source: StrPath) -> None:
         fail("a JSON {} where a summary is an object".format(type(data).__name__))
     missing = [key for key in SUMMARY_KEYS if key not in data]
     if missing:
-        fail("no {} key{}".format(", ".join(repr(k) for k in missing),
-                                  "s" if len(missing) > 1 else ""))
+        fail(
+            "no {} key{}".format(
+                ", ".join(repr(k) for k in missing), "s" if len(missing) > 1 else ""
+            )
+        )
     if not isinstance(data[PROFILE], str):
-        fail("{!r} is not a string (the profile's path), but {}".format(
-            PROFILE, _json_type(data[PROFILE])))
+        fail(
+            "{!r} is not a string (the profile's path), but {}".format(
+                PROFILE, _json_type(data[PROFILE])
+            )
+        )
     kernels = data[KERNELS]
     if not isinstance(kernels, list) or not all(
-            isinstance(k, dict) and isinstance(k.get("stage"), str)
-            and (_is_int(k.get("cycles")) or ("cycles" in k and k["cycles"] is None))
-            for k in kernels):
+        isinstance(k, dict)
+        and isinstance(k.get("stage"), str)
+        and (_is_int(k.get("cycles")) or ("cycles" in k and k["cycles"] is None))
+        for k in kernels
+    ):
         # null cycles: a NULL in the profile, which extract writes as it is
         fail("{!r} is not a list of kernels with a stage and cycles".format(KERNELS))
     for number, kernel in enumerate(kernels):
         _check_kernel(kernel, number, fail)
     exchanges = data[ATTENTION_EXCHANGES]
-    if exchanges is not None and (not isinstance(exchanges, list) or not all(
-            isinstance(e, dict) and isinstance(e.get("name"), str)
-            and _is_number(e.get("maximum")) and _is_number(e.get("mean"))
-            for e in exchanges)):
-        fail("{!r} is neither null nor a list of {{name, maximum, mean}}".format(
-            ATTENTION_EXCHANGES))
+    if exchanges is not None and (
+        not isinstance(exchanges, list)
+        or not all(
+            isinstance(e, dict)
+            and isinstance(e.get("name"), str)
+            and _is_number(e.get("maximum"))
+            and _is_number(e.get("mean"))
+            for e in exchanges
+        )
+    ):
+        fail(
+            "{!r} is neither null nor a list of {{name, maximum, mean}}".format(ATTENTION_EXCHANGES)
+        )
     spans = data[DEVICE_SPANS]
     if not isinstance(spans, list) or not all(_is_int(s) for s in spans):
         fail("{!r} is not a list of whole numbers".format(DEVICE_SPANS))
@@ -247,8 +298,9 @@ def _check(data: Any, source: StrPath) -> None:
     for key, fields in _MEMORY_FIELDS.items():
         value = data[key]
         if not isinstance(value, dict) or not all(
-                field in value and (value[field] is None or _is_number(value[field]))
-                for field in fields):
+            field in value and (value[field] is None or _is_number(value[field]))
+            for field in fields
+        ):
             fail("{!r} is not an object with {}".format(key, ", ".join(fields)))
 
 
@@ -256,7 +308,7 @@ def _check(data: Any, source: StrPath) -> None:
 
 # A summary's whole numbers are SQLite's 64-bit integers, or (a device span) the
 # difference of two: never 2**64 or more either way.
-_WHOLE_LIMIT = 2 ** 64
+_WHOLE_LIMIT = 2**64
 
 
 class _BadNumber(ValueError):
@@ -271,25 +323,27 @@ def _read_int(text: str) -> int:
     # The length first: int() of a long text is slow (and refused beyond 4300 digits).
     digits = len(text.lstrip("-"))
     if digits > len(str(_WHOLE_LIMIT)) or abs(int(text)) >= _WHOLE_LIMIT:
-        raise _BadNumber("the whole number {} ({} digits) is beyond the 64 bits of a "
-                         "summary's numbers".format(_shortened(text), digits))
+        raise _BadNumber(
+            "the whole number {} ({} digits) is beyond the 64 bits of a summary's numbers".format(
+                _shortened(text), digits
+            )
+        )
     return int(text)
 
 
 def _read_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):  # 1e400: JSON allows it, a float cannot hold it
-        raise _BadNumber("the number {} is beyond what a float holds".format(
-            _shortened(text)))
+        raise _BadNumber("the number {} is beyond what a float holds".format(_shortened(text)))
     if abs(value) > _WHOLE_LIMIT:  # a summary's floats are means of its whole numbers
-        raise _BadNumber("the number {} is beyond the 64 bits of a summary's numbers"
-                         .format(_shortened(text)))
+        raise _BadNumber(
+            "the number {} is beyond the 64 bits of a summary's numbers".format(_shortened(text))
+        )
     return value
 
 
 def _read_constant(name: str) -> NoReturn:
-    raise _BadNumber("{}, which is not a JSON number (a summary's numbers are finite)"
-                     .format(name))
+    raise _BadNumber("{}, which is not a JSON number (a summary's numbers are finite)".format(name))
 
 
 def _load(path: Path) -> Any:
@@ -304,8 +358,12 @@ def _load(path: Path) -> Any:
     except OSError as exc:
         raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc)) from exc
     try:
-        return json.loads(raw.decode("utf-8"), parse_int=_read_int, parse_float=_read_float,
-                          parse_constant=_read_constant)
+        return json.loads(
+            raw.decode("utf-8"),
+            parse_int=_read_int,
+            parse_float=_read_float,
+            parse_constant=_read_constant,
+        )
     except UnicodeDecodeError:
         raise SummaryFileError(path, "not a summary: not UTF-8 text") from None
     except _BadNumber as exc:

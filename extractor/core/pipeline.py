@@ -13,11 +13,18 @@ from .summary import Extraction, summarize
 from .summary_json import summary_bytes
 
 
-def extract_profile(profile: StrPath, output: StrPath, rules: Optional[StageRules], *,
-                    use_pva: bool = True, csv: bool = False, blocks: bool = False,
-                    strict: bool = False, profile_label: Optional[str] = None,
-                    on_extracted: Optional[Callable[[Extraction], object]] = None
-                    ) -> Tuple[Any, bytes]:
+def extract_profile(
+    profile: StrPath,
+    output: StrPath,
+    rules: Optional[StageRules],
+    *,
+    use_pva: bool = True,
+    csv: bool = False,
+    blocks: bool = False,
+    strict: bool = False,
+    profile_label: Optional[str] = None,
+    on_extracted: Optional[Callable[[Extraction], object]] = None,
+) -> Tuple[Any, bytes]:
     """Write the summary of `profile` to `output`; return (the `Extraction`, the summary's
     bytes).
 
@@ -52,26 +59,41 @@ def extract_profile(profile: StrPath, output: StrPath, rules: Optional[StageRule
     paths: List[Path] = []
     if csv:
         from .steptables import csv_paths
+
         paths.extend(csv_paths(Path(output).parent))
     if blocks:
         from .blockformats import blocks_path
+
         paths.append(blocks_path(output))
     paths.append(Path(output))
     with atomic_files(paths, strict) as handles:
         writer = None
         if blocks:  # blocks.json is written body by body during the pass
             from .blockformats import JsonWriter
+
             writer = JsonWriter(handles[-2])
         if csv:
             from .steptables import step_tables_on
+
             with step_tables_on(handles[0], handles[1]) as tables:
-                extraction = summarize(profile, rules, use_pva=use_pva,
-                                       profile_label=profile_label, step_sink=tables,
-                                       blocks=blocks, blocks_writer=writer)
+                extraction = summarize(
+                    profile,
+                    rules,
+                    use_pva=use_pva,
+                    profile_label=profile_label,
+                    step_sink=tables,
+                    blocks=blocks,
+                    blocks_writer=writer,
+                )
         else:
-            extraction = summarize(profile, rules, use_pva=use_pva,
-                                   profile_label=profile_label, blocks=blocks,
-                                   blocks_writer=writer)
+            extraction = summarize(
+                profile,
+                rules,
+                use_pva=use_pva,
+                profile_label=profile_label,
+                blocks=blocks,
+                blocks_writer=writer,
+            )
         if on_extracted is not None:
             on_extracted(extraction)
         data = summary_bytes(extraction.summary)

@@ -16,8 +16,14 @@ from .sqlitefile import SQL_ERRORS, SQLiteFile, lenient_text, storage_class
 #: The tables and columns the extractor reads, and nothing more.
 REQUIRED_COLUMNS = {
     "steps": ("id", "type", "program", "compute_set"),
-    "steps_by_ipu": ("step_id", "cycles", "active_tiles", "cycles_base",
-                     "active_cycles_from_min", "active_cycles_to_max"),
+    "steps_by_ipu": (
+        "step_id",
+        "cycles",
+        "active_tiles",
+        "cycles_base",
+        "active_cycles_from_min",
+        "active_cycles_to_max",
+    ),
     "programs": ("id", "name"),
     "compute_sets": ("compute_set", "name"),
     "vars_info": ("tile", "category", "size_bytes"),
@@ -39,7 +45,7 @@ EXCHANGE_CODE_CATEGORY = "internalExchangeCode"
 # More to say of a missing table than "not a PopVision profile".
 _MISSING_HINTS = {
     "vars_info": " (or one made without autoReport.outputLoweredVars, which writes the "
-                 "per-tile variables: profile again with it set to true)",
+    "per-tile variables: profile again with it set to true)",
 }
 
 # One row per (step, IPU row), with the ids of the step's program and compute set; their
@@ -84,8 +90,9 @@ _COMPUTE_SET_NAMES = "SELECT compute_set, CAST(name AS TEXT) FROM compute_sets"
 # after every number, so only they (and REALs beyond 64 bits) exceed the largest
 # integer: a scan with no function call per value (SCAN steps_by_ipu), at opening.
 _START_END_PARTS = ("cycles_base", "active_cycles_from_min", "active_cycles_to_max")
-_MAYBE_NOT_NUMBERS = "SELECT 1 FROM steps_by_ipu WHERE {} LIMIT 1".format(" OR ".join(
-    "{} > 9223372036854775807".format(column) for column in _START_END_PARTS))
+_MAYBE_NOT_NUMBERS = "SELECT 1 FROM steps_by_ipu WHERE {} LIMIT 1".format(
+    " OR ".join("{} > 9223372036854775807".format(column) for column in _START_END_PARTS)
+)
 
 # Per tile, the bytes of its exchange code; then min/avg/max over the tiles that have any.
 # The category's ids are looked up first (_CATEGORY_IDS) and bound: vars_info (millions of
@@ -124,8 +131,13 @@ class Profile(SQLiteFile):
     have them checked.
     """
 
-    def __init__(self, path: StrPath, check_schema: bool = True,
-                 tables: Optional[Iterable[str]] = None, check_start_end: bool = True):
+    def __init__(
+        self,
+        path: StrPath,
+        check_schema: bool = True,
+        tables: Optional[Iterable[str]] = None,
+        check_start_end: bool = True,
+    ):
         self._tables = tuple(REQUIRED_COLUMNS) if tables is None else tuple(tables)
         super().__init__(path, strict=check_schema)
         if not check_schema:
@@ -143,16 +155,21 @@ class Profile(SQLiteFile):
             for table in self._tables:
                 columns = REQUIRED_COLUMNS[table]
                 self._check_stored(table)
-                present = {row[1] for row in self.db.execute(
-                    'PRAGMA table_info("{}")'.format(table))}
+                present = {
+                    row[1] for row in self.db.execute('PRAGMA table_info("{}")'.format(table))
+                }
                 if not present:
-                    raise ProfileError(self.path, "no table {!r}: not a PopVision profile, "
-                                       "or an unknown version{}".format(
-                                           table, _MISSING_HINTS.get(table, "")))
+                    raise ProfileError(
+                        self.path,
+                        "no table {!r}: not a PopVision profile, or an unknown version{}".format(
+                            table, _MISSING_HINTS.get(table, "")
+                        ),
+                    )
                 for column in columns:
                     if column not in present:
-                        raise ProfileError(self.path, "table {!r} has no column {!r}".format(
-                            table, column))
+                        raise ProfileError(
+                            self.path, "table {!r} has no column {!r}".format(table, column)
+                        )
             self._steps_by_ipu_has_rowid = self._has_rowid("steps_by_ipu")
             self._check_unique("programs", "id")
             self._check_unique("compute_sets", "compute_set")
@@ -176,12 +193,19 @@ class Profile(SQLiteFile):
         """Raise the error for the first steps_by_ipu row with text or a blob in a
         start/end ingredient; none (only huge REALs): nothing to raise here."""
         test = " OR ".join("typeof({}) IN ('text', 'blob')".format(c) for c in _START_END_PARTS)
-        row = self.db.execute("SELECT step_id, {} FROM steps_by_ipu WHERE {} LIMIT 1".format(
-            ", ".join(_START_END_PARTS), test)).fetchone()
+        row = self.db.execute(
+            "SELECT step_id, {} FROM steps_by_ipu WHERE {} LIMIT 1".format(
+                ", ".join(_START_END_PARTS), test
+            )
+        ).fetchone()
         for column, value in zip(_START_END_PARTS, row[1:] if row else ()):
             if isinstance(value, (str, bytes)):
-                raise ProfileError(self.path, "step {}: steps_by_ipu.{} is {}, not a "
-                                   "number".format(row[0], column, storage_class(value)))
+                raise ProfileError(
+                    self.path,
+                    "step {}: steps_by_ipu.{} is {}, not a number".format(
+                        row[0], column, storage_class(value)
+                    ),
+                )
 
     def step_rows(self) -> Generator[RawStepRow, None, None]:
         """Raw step rows in spec order: (step, kind, cycles, active_tiles, start, end,
@@ -195,9 +219,9 @@ class Profile(SQLiteFile):
         rows have a rowid and each step is found by its key (steps.id is the rowid)."""
         return self._steps_by_ipu_has_rowid and self._steps_id_is_rowid
 
-    def step_row_batches(self, size: int = 256, stored_order: bool = False,
-                         bodies: bool = False
-                         ) -> Generator[List[RawStepRow], None, None]:
+    def step_row_batches(
+        self, size: int = 256, stored_order: bool = False, bodies: bool = False
+    ) -> Generator[List[RawStepRow], None, None]:
         """The rows of `step_rows` in lists of up to `size`, for a caller that loops over
         a million of them: a list is looped over faster than a generator is resumed.
 
@@ -249,7 +273,8 @@ class Profile(SQLiteFile):
         try:
             programs, compute_sets = (
                 {key: name for key, name in self.db.execute(sql) if key is not None}
-                for sql in (_PROGRAM_NAMES, _COMPUTE_SET_NAMES))
+                for sql in (_PROGRAM_NAMES, _COMPUTE_SET_NAMES)
+            )
             return programs, compute_sets
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc

@@ -43,9 +43,11 @@ from typing import (
 from ..errors import ProfileError, PvaMissingError, StrPath
 from .model import AttentionExchange
 
-ENABLE_HINT = ("PopVision's Python API was not found: it comes only with the Poplar SDK; "
-               "enable it with 'source <poplar_sdk>/enable.sh' and run extract with the "
-               "SDK's Python, or add --no-pva for a summary without the pva facts")
+ENABLE_HINT = (
+    "PopVision's Python API was not found: it comes only with the Poplar SDK; "
+    "enable it with 'source <poplar_sdk>/enable.sh' and run extract with the "
+    "SDK's Python, or add --no-pva for a summary without the pva facts"
+)
 
 
 # ---- the seam with pva: the slice of its API used here ---------------------------------
@@ -127,8 +129,7 @@ class SummaryFacts(StepFacts, Protocol):
 
     def expect_names(self, program_names: dict, compute_set_names: dict) -> None: ...
 
-    def attention_exchanges(self, selector: Pattern[str]
-                            ) -> Optional[List[Dict[str, object]]]: ...
+    def attention_exchanges(self, selector: Pattern[str]) -> Optional[List[Dict[str, object]]]: ...
 
 
 def as_int(value: SupportsIndex) -> int:
@@ -145,7 +146,7 @@ def shown_name(name: object, limit: int = 120) -> str:
     """A name for an error line: repr()'d, long ones cut in the middle."""
     text = repr(name)
     if len(text) > limit:
-        text = text[:limit // 2] + "..." + text[-limit // 2:]
+        text = text[: limit // 2] + "..." + text[-limit // 2 :]
     return text
 
 
@@ -199,8 +200,10 @@ class PvaFacts:
         if self._programs is None:
             try:
                 # One access: a new list may be built on each.
-                self._programs = [(as_int(program._id), program.type == self._exchange_type,
-                                   program) for program in self._compilation.programs]
+                self._programs = [
+                    (as_int(program._id), program.type == self._exchange_type, program)
+                    for program in self._compilation.programs
+                ]
             except Exception as exc:
                 raise self._fail("the programs", exc) from exc
             self._by_id = {entry[0]: entry[1:] for entry in self._programs}
@@ -215,8 +218,7 @@ class PvaFacts:
             except Exception as exc:
                 raise self._fail("the code bytes of program {}".format(program_id), exc) from exc
             try:
-                cached = ((max(per_tile), sum(per_tile) / len(per_tile)) if per_tile
-                          else (0, 0.0))
+                cached = (max(per_tile), sum(per_tile) / len(per_tile)) if per_tile else (0, 0.0)
             except (TypeError, ValueError, OverflowError) as exc:
                 raise self._fail("the code bytes of program {}".format(program_id), exc) from exc
             self._code_bytes[program_id] = cached
@@ -229,17 +231,24 @@ class PvaFacts:
         self.programs()
         known = self._by_id.get(program_id)
         if known is None:
-            raise ProfileError(self.path, "program {!r} of the trace is not in PopVision's "
-                               "report".format(program_id))
+            raise ProfileError(
+                self.path,
+                "program {!r} of the trace is not in PopVision's report".format(program_id),
+            )
         is_exchange, program = known
         if program_id not in self._checked_programs:
-            self._same_name("program", program_id, self._sql_programs, program,
-                            "program ids")
+            self._same_name("program", program_id, self._sql_programs, program, "program ids")
             self._checked_programs.add(program_id)
         return self.code_bytes(program_id, program)[0] if is_exchange else 0
 
-    def _same_name(self, what: str, key: int, sql_names: dict,
-                   found: Union[PvaProgram, PvaComputeSet], ids: str) -> None:
+    def _same_name(
+        self,
+        what: str,
+        key: int,
+        sql_names: dict,
+        found: Union[PvaProgram, PvaComputeSet],
+        ids: str,
+    ) -> None:
         """ProfileError unless pva's object `found` has the name SQL gives `key`."""
         expected = sql_names.get(key)
         if expected is None:
@@ -249,11 +258,15 @@ class PvaFacts:
         except Exception as exc:
             raise self._fail("the name of {} {}".format(what, key), exc) from exc
         if name != expected:
-            raise ProfileError(self.path, "{} {} is {} in the profile's tables but {} in "
-                               "PopVision's report: pva's {} do not match the profile's, "
-                               "so its facts would be another {}'s (extract doctor PROFILE "
-                               "checks them all)".format(what, key, shown_name(expected),
-                                                         shown_name(name), ids, what))
+            raise ProfileError(
+                self.path,
+                "{} {} is {} in the profile's tables but {} in "
+                "PopVision's report: pva's {} do not match the profile's, "
+                "so its facts would be another {}'s (extract doctor PROFILE "
+                "checks them all)".format(
+                    what, key, shown_name(expected), shown_name(name), ids, what
+                ),
+            )
 
     def compute_sets(self) -> Sequence[PvaComputeSet]:
         """compilation.computeSets, read once (a new list may be built on each access)."""
@@ -272,18 +285,27 @@ class PvaFacts:
         if names is None:
             if type(compute_set) is not int or compute_set < 0:
                 # pva's list would take -1 as the last compute set: never a real id.
-                raise ProfileError(self.path, "compute set {!r} of the trace is not in "
-                                   "PopVision's report".format(compute_set))
+                raise ProfileError(
+                    self.path,
+                    "compute set {!r} of the trace is not in PopVision's report".format(
+                        compute_set
+                    ),
+                )
             compute_sets = self.compute_sets()
             try:
                 found = compute_sets[compute_set]
             except (IndexError, KeyError, TypeError):
-                raise ProfileError(self.path, "compute set {!r} of the trace is not in "
-                                   "PopVision's report".format(compute_set)) from None
+                raise ProfileError(
+                    self.path,
+                    "compute set {!r} of the trace is not in PopVision's report".format(
+                        compute_set
+                    ),
+                ) from None
             except Exception as exc:
                 raise self._fail("compute set {}".format(compute_set), exc) from exc
-            self._same_name("compute set", compute_set, self._sql_compute_sets, found,
-                            "compute set indices")
+            self._same_name(
+                "compute set", compute_set, self._sql_compute_sets, found, "compute set indices"
+            )
             try:
                 names = "; ".join(vertex.type.name for vertex in found.vertices)
             except Exception as exc:

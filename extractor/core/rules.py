@@ -42,6 +42,7 @@ class StageRules(NamedTuple):
     def sha256(self) -> str:
         """The rules file's SHA-256 (hex), which a batch's index records."""
         import hashlib  # here: only a batch needs it, and it costs start-up time
+
         return hashlib.sha256(self.content).hexdigest()
 
     def stage_of(self, name: str) -> str:
@@ -58,8 +59,7 @@ def default_rules_path() -> Path:
     for candidate in (package / "stage_rules.toml", package.parent / "stage_rules.toml"):
         if candidate.is_file():
             return candidate
-    raise RulesError(package / "stage_rules.toml", "the default stage rules are not "
-                     "installed")
+    raise RulesError(package / "stage_rules.toml", "the default stage rules are not installed")
 
 
 def load_rules(path: Optional[StrPath] = None) -> StageRules:
@@ -96,8 +96,11 @@ def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> St
         except (re.error, OverflowError) as exc:  # OverflowError: a{99999999999}
             fail("{} is not a valid regular expression ({!r}: {})".format(where, value, exc))
         except RecursionError:  # re's parser recurses once per nested group
-            fail("{} is not a valid regular expression ({}: groups nested too deeply)".format(
-                where, _shown(pattern)))
+            fail(
+                "{} is not a valid regular expression ({}: groups nested too deeply)".format(
+                    where, _shown(pattern)
+                )
+            )
 
     unknown = sorted(set(data) - {"fallback", "rules", "selectors"})
     if unknown:
@@ -134,8 +137,9 @@ def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> St
         fail("missing table [selectors] ({})".format(", ".join(SELECTORS)))
     extra = sorted(set(selectors) - set(SELECTORS))
     if extra:
-        fail("[selectors]: unknown selector {!r} (known: {})".format(
-            extra[0], ", ".join(SELECTORS)))
+        fail(
+            "[selectors]: unknown selector {!r} (known: {})".format(extra[0], ", ".join(SELECTORS))
+        )
     compiled = {}
     for key in SELECTORS:
         if key not in selectors:
@@ -153,8 +157,13 @@ def _shown(text: str, limit: int = 40) -> str:
 
 
 def _toml_type(value: object) -> str:
-    for kind, name in ((bool, "a boolean"), (int, "an integer"), (float, "a float"),
-                       (list, "an array"), (dict, "a table")):
+    for kind, name in (
+        (bool, "a boolean"),
+        (int, "an integer"),
+        (float, "a float"),
+        (list, "an array"),
+        (dict, "a table"),
+    ):
         if isinstance(value, kind):
             return name
     return type(value).__name__

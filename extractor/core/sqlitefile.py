@@ -20,8 +20,10 @@ from ..errors import ProfileError, StrPath
 from ..inputs import NotRegular, not_regular, open_regular
 
 # A name's entry in the schema, as SQLite finds it (table names ignore ASCII case).
-_SCHEMA_ENTRY = ("SELECT type, sql FROM sqlite_master WHERE type IN ('table', 'view') "
-                 "AND name = ? COLLATE NOCASE")
+_SCHEMA_ENTRY = (
+    "SELECT type, sql FROM sqlite_master WHERE type IN ('table', 'view') "
+    "AND name = ? COLLATE NOCASE"
+)
 
 # What a query can raise: SQLite's errors, and (on a damaged schema) a UnicodeDecodeError
 # when Python decodes SQLite's own message about it.
@@ -58,7 +60,6 @@ def storage_class(value: object) -> str:
     if isinstance(value, float):
         return "the real number {!r}".format(value)
     return _shown(value)
-
 
 
 _File = TypeVar("_File", bound="SQLiteFile")
@@ -101,8 +102,9 @@ class SQLiteFile:
 
     def error(self, exc: Union[BaseException, str]) -> ProfileError:
         """A ProfileError naming this file, from an SQLite exception or a message."""
-        unreadable = ProfileError(self.path, "damaged SQLite file (SQLite's message about "
-                                  "it is not readable text)")
+        unreadable = ProfileError(
+            self.path, "damaged SQLite file (SQLite's message about it is not readable text)"
+        )
         if isinstance(exc, UnicodeDecodeError):  # Python 3.9+ on a non-UTF-8 message
             return unreadable
         if isinstance(exc, sqlite3.Error):
@@ -114,17 +116,24 @@ class SQLiteFile:
             elif "malformed" in message:
                 message = "damaged or truncated SQLite file ({})".format(message)
             elif "database is locked" in message:
-                message = ("locked: another process is writing to it (waited {:g} s); try "
-                           "again when it has finished".format(BUSY_TIMEOUT))
+                message = (
+                    "locked: another process is writing to it (waited {:g} s); try "
+                    "again when it has finished".format(BUSY_TIMEOUT)
+                )
             elif "attempt to write a readonly database" in message:
-                message = ("a hot journal ({}-journal) is beside it: a writer stopped "
-                           "mid-transaction and SQLite must roll the file back before it can "
-                           "be read, which extract never does (it does not write to its "
-                           "input); open a copy of both files with sqlite3 to recover it"
-                           .format(self.path.name))
+                message = (
+                    "a hot journal ({}-journal) is beside it: a writer stopped "
+                    "mid-transaction and SQLite must roll the file back before it can "
+                    "be read, which extract never does (it does not write to its "
+                    "input); open a copy of both files with sqlite3 to recover it".format(
+                        self.path.name
+                    )
+                )
             elif "integer overflow" in message:
-                message = ("a sum overflows 64-bit integers: values too large for a real "
-                           "profile (damaged?)")
+                message = (
+                    "a sum overflows 64-bit integers: values too large for a real "
+                    "profile (damaged?)"
+                )
             else:
                 message = "SQLite: {}".format(message)
             return ProfileError(self.path, message)
@@ -137,11 +146,13 @@ class SQLiteFile:
             if exc.errno == errno.ELOOP:
                 raise ProfileError(self.path, "symbolic link loop") from None
             if exc.errno == errno.ENOENT:
-                problem = ("broken symbolic link" if os.path.islink(str(self.path))
-                           else "no such file")
+                problem = (
+                    "broken symbolic link" if os.path.islink(str(self.path)) else "no such file"
+                )
                 raise ProfileError(self.path, problem) from None
-            raise ProfileError(self.path, "cannot reach it: {}".format(
-                exc.strerror or exc)) from exc
+            raise ProfileError(
+                self.path, "cannot reach it: {}".format(exc.strerror or exc)
+            ) from exc
         if self.path.is_dir():
             raise ProfileError(self.path, "is a directory, not a profile")
         kind = not_regular(mode)
@@ -172,19 +183,24 @@ class SQLiteFile:
             return wal
         if not header:
             raise ProfileError(self.path, "empty file (0 bytes): not an SQLite database")
-        if not header.startswith(SQLITE_MAGIC[:len(header)]):
+        if not header.startswith(SQLITE_MAGIC[: len(header)]):
             raise ProfileError(self.path, "not an SQLite database")
         if len(header) < 100:
-            raise ProfileError(self.path, "truncated: {} bytes, not even a whole SQLite "
-                               "header".format(len(header)))
+            raise ProfileError(
+                self.path, "truncated: {} bytes, not even a whole SQLite header".format(len(header))
+            )
         page_size = int.from_bytes(header[16:18], "big")
         page_size = 65536 if page_size == 1 else page_size
         pages = int.from_bytes(header[28:32], "big")
         # The page count is trusted only when written by a SQLite that keeps it (3.7.0+).
         if header[24:28] == header[92:96] and pages and size < page_size * pages:
-            raise ProfileError(self.path, "truncated: {} bytes, where its SQLite header "
-                               "says {} pages of {} bytes ({} bytes)".format(
-                                   size, pages, page_size, pages * page_size))
+            raise ProfileError(
+                self.path,
+                "truncated: {} bytes, where its SQLite header "
+                "says {} pages of {} bytes ({} bytes)".format(
+                    size, pages, page_size, pages * page_size
+                ),
+            )
         wal = header[18] == 2 and header[19] == 2
         if wal:
             self._refuse_a_wal()
@@ -203,10 +219,13 @@ class SQLiteFile:
             where = "beside the file it resolves to, {}".format(real)
         else:
             return
-        raise ProfileError(self.path, "a write-ahead log ({}) is {}: the profile is still "
-                           "being written, or its writer did not close it; reading it would "
-                           "write beside the input, which extract never does (checkpoint a "
-                           "copy with sqlite3 first)".format(log, where))
+        raise ProfileError(
+            self.path,
+            "a write-ahead log ({}) is {}: the profile is still "
+            "being written, or its writer did not close it; reading it would "
+            "write beside the input, which extract never does (checkpoint a "
+            "copy with sqlite3 first)".format(log, where),
+        )
 
     def _check_stored(self, table: str) -> None:
         """A table the spec requires must be a stored table. A view is a query run at
@@ -217,36 +236,53 @@ class SQLiteFile:
             return
         kind, sql = row
         if kind == "view":
-            raise ProfileError(self.path, "{!r} is a view, not a table: not a PopVision "
-                               "profile".format(table))
+            raise ProfileError(
+                self.path, "{!r} is a view, not a table: not a PopVision profile".format(table)
+            )
         if (sql or "").lstrip().upper().startswith("CREATE VIRTUAL"):
-            raise ProfileError(self.path, "{!r} is a virtual table, not a stored table: not "
-                               "a PopVision profile".format(table))
+            raise ProfileError(
+                self.path,
+                "{!r} is a virtual table, not a stored table: not a PopVision profile".format(
+                    table
+                ),
+            )
 
     def _check_unique(self, table: str, column: str) -> None:
         """A key the spec joins on must name one row: a repeat would repeat step rows."""
         repeated = self.db.execute(
             'SELECT "{0}" FROM "{1}" WHERE "{0}" IS NOT NULL GROUP BY "{0}" '
-            'HAVING count(*) > 1 LIMIT 1'.format(column, table)).fetchone()
+            "HAVING count(*) > 1 LIMIT 1".format(column, table)
+        ).fetchone()
         if repeated is not None:
-            raise ProfileError(self.path, "table {!r} has more than one row with {} {}: "
-                               "{} must be unique".format(table, column,
-                                                         _shown(repeated[0]), column))
+            raise ProfileError(
+                self.path,
+                "table {!r} has more than one row with {} {}: {} must be unique".format(
+                    table, column, _shown(repeated[0]), column
+                ),
+            )
 
     def _check_whole(self, table: str, column: str) -> None:
         """Steps are ordered and compared by id: an id must be a whole number (or NULL)."""
-        row = self.db.execute('SELECT "{0}" FROM "{1}" WHERE typeof("{0}") NOT IN '
-                              "('integer', 'null') LIMIT 1".format(column, table)).fetchone()
+        row = self.db.execute(
+            'SELECT "{0}" FROM "{1}" WHERE typeof("{0}") NOT IN '
+            "('integer', 'null') LIMIT 1".format(column, table)
+        ).fetchone()
         if row is not None:
-            raise ProfileError(self.path, "{}.{} is {}, not a whole number".format(
-                table, column, storage_class(row[0])))
+            raise ProfileError(
+                self.path,
+                "{}.{} is {}, not a whole number".format(table, column, storage_class(row[0])),
+            )
 
     def _is_rowid_alias(self, table: str, column: str) -> bool:
         # An INTEGER PRIMARY KEY column is the rowid: unique by construction.
         info = list(self.db.execute('PRAGMA table_info("{}")'.format(table)))
         keys = [row for row in info if row[5]]
-        return (len(keys) == 1 and keys[0][1] == column
-                and str(keys[0][2]).upper() == "INTEGER" and self._has_rowid(table))
+        return (
+            len(keys) == 1
+            and keys[0][1] == column
+            and str(keys[0][2]).upper() == "INTEGER"
+            and self._has_rowid(table)
+        )
 
     def _has_rowid(self, table: str) -> bool:
         try:
@@ -257,11 +293,17 @@ class SQLiteFile:
 
     def _not_whole(self, table: str, column: str) -> NoReturn:
         """Raise the error for a column found holding something else than whole numbers."""
-        row = self._one_row('SELECT "{0}" FROM "{1}" WHERE typeof("{0}") NOT IN '
-                            "('integer', 'null') LIMIT 1".format(column, table))
+        row = self._one_row(
+            'SELECT "{0}" FROM "{1}" WHERE typeof("{0}") NOT IN '
+            "('integer', 'null') LIMIT 1".format(column, table)
+        )
         shown = storage_class(row[0]) if row else "a value"
-        raise ProfileError(self.path, "table {!r}, column {!r} holds {} where a whole number "
-                           "belongs".format(table, column, shown))
+        raise ProfileError(
+            self.path,
+            "table {!r}, column {!r} holds {} where a whole number belongs".format(
+                table, column, shown
+            ),
+        )
 
     def _one_row(self, sql: str, parameters: Sequence[object] = ()) -> Any:
         try:

@@ -26,6 +26,7 @@ class BadValue(Exception):
 
 def _stored(value: object) -> str:
     from .sqlitefile import storage_class
+
     return storage_class(value)
 
 
@@ -43,9 +44,20 @@ def whole(value: object, what: str) -> Optional[int]:
         return value
     raise BadValue("{} is {}, not a whole number".format(what, _stored(value)))
 
+
 #: The fields of a step row as the spec lists them (summary kernels, CSV columns).
-STEP_FIELDS = ("step", "kind", "stage", "name", "cycles", "active_tiles", "start", "end",
-               "max_exchange_code_bytes", "vertices")
+STEP_FIELDS = (
+    "step",
+    "kind",
+    "stage",
+    "name",
+    "cycles",
+    "active_tiles",
+    "start",
+    "end",
+    "max_exchange_code_bytes",
+    "vertices",
+)
 
 INPUT_DELIVERED_KIND = "StreamCopyEnd"
 OUTPUT_BEGINS_KIND = "StreamCopyBegin"
@@ -57,8 +69,15 @@ class NameClass:
     to one search per stage rule) is found when first asked: the pass asks it only of
     the first body's kernels, and a model has hundreds of names."""
 
-    __slots__ = ("kernel", "anchor", "input_delivered", "output_begins", "_name", "_rules",
-                 "_stage")
+    __slots__ = (
+        "kernel",
+        "anchor",
+        "input_delivered",
+        "output_begins",
+        "_name",
+        "_rules",
+        "_stage",
+    )
 
     def __init__(self, name: str, rules: StageRules):
         kernel = bool(rules.kernel.search(name))
@@ -108,8 +127,7 @@ class StepRow(NamedTuple):
             "name": self.name,
             "cycles": whole(self.cycles, where + "steps_by_ipu.cycles"),
             "active_tiles": whole(self.active_tiles, where + "steps_by_ipu.active_tiles"),
-            "start": whole(self.start, where + "its start (cycles_base + "
-                                               "active_cycles_from_min)"),
+            "start": whole(self.start, where + "its start (cycles_base + active_cycles_from_min)"),
             "end": whole(self.end, where + "its end (cycles_base + active_cycles_to_max)"),
             "max_exchange_code_bytes": facts.max_exchange_code_bytes(self.program),
             "vertices": facts.vertices(self.compute_set),
@@ -172,16 +190,25 @@ class StepNames(_StepNamesBase):
     body is over: anchors (counted as QKV executions) and marker candidates, no longer
     any other kernel row. Both are PairTables, for the pass that asks it of every row."""
 
-    def __init__(self, program_names: dict, compute_set_names: dict, rules: StageRules,
-                 all_notable: bool = False) -> None:
+    def __init__(
+        self,
+        program_names: dict,
+        compute_set_names: dict,
+        rules: StageRules,
+        all_notable: bool = False,
+    ) -> None:
         super().__init__()
         self._programs = program_names
         self._compute_sets = compute_set_names
         self._classify = NameClassifier(rules)
         self.notable = PairTable(self, all_notable, lambda named: named.notable)
-        self.counted = PairTable(self, all_notable, lambda named: (
-            named.classes.anchor or named.classes.input_delivered
-            or named.classes.output_begins))
+        self.counted = PairTable(
+            self,
+            all_notable,
+            lambda named: (
+                named.classes.anchor or named.classes.input_delivered or named.classes.output_begins
+            ),
+        )
 
     def __missing__(self, key: Pair) -> NamedStep:
         program, compute_set = key
@@ -200,8 +227,7 @@ class PairTable:
     a tuple key costs more to make and hash, and a dict subclass (__missing__) is
     subscripted through a slower generic slot (BENCHMARKS.md has the figures)."""
 
-    def __init__(self, names: StepNames, all_true: bool,
-                 test: Callable[[NamedStep], bool]) -> None:
+    def __init__(self, names: StepNames, all_true: bool, test: Callable[[NamedStep], bool]) -> None:
         self.rows: Dict[Optional[int], Dict[Optional[int], bool]] = {}
         self._names = names
         self._all = all_true
@@ -216,8 +242,9 @@ class PairTable:
 def make_step_row(raw: "RawStepRow", named: NamedStep) -> StepRow:
     """A StepRow from a raw row of Profile.step_rows and its NamedStep."""
     step, kind, cycles, tiles, start, end, program, compute_set = raw
-    return StepRow(step, kind, named.name, cycles, tiles, start, end, program, compute_set,
-                   named.classes)
+    return StepRow(
+        step, kind, named.name, cycles, tiles, start, end, program, compute_set, named.classes
+    )
 
 
 def step_rows(profile: "Profile", rules: StageRules) -> Iterator[StepRow]:

@@ -47,10 +47,13 @@ class StepTables:
     """
 
     def __init__(self, steps_handle: IO[bytes], first_body_handle: IO[bytes]) -> None:
-        self._texts = [io.TextIOWrapper(handle, encoding="utf-8", newline="")
-                       for handle in (steps_handle, first_body_handle)]
-        self._steps, self._first_body = (csv.writer(text, lineterminator=LINE_END)
-                                         for text in self._texts)
+        self._texts = [
+            io.TextIOWrapper(handle, encoding="utf-8", newline="")
+            for handle in (steps_handle, first_body_handle)
+        ]
+        self._steps, self._first_body = (
+            csv.writer(text, lineterminator=LINE_END) for text in self._texts
+        )
         self._facts_of: Dict[Pair, Tuple[Optional[int], Optional[str]]] = {}
         for writer in (self._steps, self._first_body):
             writer.writerow(STEP_FIELDS)
@@ -62,12 +65,22 @@ class StepTables:
             # Vertex type names are text from the profile too.
             pva = self._facts_of[key] = (
                 csv_cell(facts.max_exchange_code_bytes(row.program)),
-                csv_cell(facts.vertices(row.compute_set)))
+                csv_cell(facts.vertices(row.compute_set)),
+            )
         # The text fields as text cells; a number field holds text only when the
         # profile stored text there (then it is text to a spreadsheet too).
-        fields = (row.step, csv_cell(row.kind), csv_cell(row.classes.stage),
-                  csv_cell(row.name), csv_cell(row.cycles), csv_cell(row.active_tiles),
-                  csv_cell(row.start), csv_cell(row.end), pva[0], pva[1])
+        fields = (
+            row.step,
+            csv_cell(row.kind),
+            csv_cell(row.classes.stage),
+            csv_cell(row.name),
+            csv_cell(row.cycles),
+            csv_cell(row.active_tiles),
+            csv_cell(row.start),
+            csv_cell(row.end),
+            pva[0],
+            pva[1],
+        )
         self._steps.writerow(fields)
         if in_first_body:
             self._first_body.writerow(fields)
@@ -99,8 +112,9 @@ def step_tables(folder: StrPath, strict: bool = False) -> Iterator[StepTables]:
 
 
 @contextlib.contextmanager
-def step_tables_with_summary(summary_path: StrPath, strict: bool = False
-                             ) -> Iterator[Tuple[StepTables, IO[bytes]]]:
+def step_tables_with_summary(
+    summary_path: StrPath, strict: bool = False
+) -> Iterator[Tuple[StepTables, IO[bytes]]]:
     """(StepTables writing beside `summary_path`, a binary handle for the summary): the
     three files change together when the block completes, or none does (`atomic_files`:
     every target is checked before the block runs; the tables are renamed first, the

@@ -43,9 +43,11 @@ if TYPE_CHECKING:  # blocks.py is imported only by a run that asks for blocks.js
 
 
 #: The warning for a profile whose vars_info holds no rows.
-NO_LOWERED_VARS = ("vars_info is empty: the profile was probably made without "
-                   "autoReport.outputLoweredVars (set it to true with autoReport.all), so "
-                   "exchange_memory_per_tile's min, avg and max are null")
+NO_LOWERED_VARS = (
+    "vars_info is empty: the profile was probably made without "
+    "autoReport.outputLoweredVars (set it to true with autoReport.all), so "
+    "exchange_memory_per_tile's min, avg and max are null"
+)
 
 
 class Extraction(NamedTuple):
@@ -128,12 +130,18 @@ class DeviceSpans:
             if seg_high is not None and (high is None or seg_high > high):
                 high = seg_high
             if low is not None and high is not None:
-                spans[index] = whole(high - low, "the device span of the inference whose "
-                                     "input arrived at step {}".format(self._open[index]))
+                spans[index] = whole(
+                    high - low,
+                    "the device span of the inference whose input arrived at step {}".format(
+                        self._open[index]
+                    ),
+                )
         for step, span in zip(self._open, spans):
             if span is None:
-                self.warnings.append("the inference whose input arrived at step {} has no "
-                                     "exchange or compute rows: no device span".format(step))
+                self.warnings.append(
+                    "the inference whose input arrived at step {} has no "
+                    "exchange or compute rows: no device span".format(step)
+                )
             else:
                 self.spans.append(span)
         self._open, self._segments = [], []
@@ -142,39 +150,57 @@ class DeviceSpans:
         for step in self._open:
             self.warnings.append(
                 "no output-begins step ({!r}) after the input delivered at step {}: that "
-                "inference gives no device span".format(self.rules.output_begins.pattern, step))
+                "inference gives no device span".format(self.rules.output_begins.pattern, step)
+            )
         self._open, self._segments = [], []
         if not self.saw_input:
-            self.warnings.append("no input-delivered step ({!r}): device_spans is empty".format(
-                self.rules.input_delivered.pattern))
+            self.warnings.append(
+                "no input-delivered step ({!r}): device_spans is empty".format(
+                    self.rules.input_delivered.pattern
+                )
+            )
 
 
 _Passed = Tuple[FirstBody, DeviceSpans, bool, Optional["BlockBodies"]]
 
 
-def _read_trace(profile: Profile, rules: StageRules, step_sink: Optional[StepSink],
-                facts: StepFacts,
-                blocks_factory: Optional[Callable[[], "BlockBodies"]] = None,
-                sql_names: Optional[Tuple[dict, dict]] = None) -> _Passed:
+def _read_trace(
+    profile: Profile,
+    rules: StageRules,
+    step_sink: Optional[StepSink],
+    facts: StepFacts,
+    blocks_factory: Optional[Callable[[], "BlockBodies"]] = None,
+    sql_names: Optional[Tuple[dict, dict]] = None,
+) -> _Passed:
     """(FirstBody, DeviceSpans, whether there were rows, the blocks accumulator or None):
     the pass over the step rows (trace.read_trace: stored order where it is step order,
     else sorted; the pass may be made twice). `blocks_factory()` makes a fresh
     accumulator of every body's kernel rows (blocks.BlockBodies) for each attempt of the
     pass. A `step_sink` sees each row once, so it gets sorted rows from the start."""
-    program_names, compute_set_names = (sql_names if sql_names is not None
-                                        else profile.names())
-    names = StepNames(program_names, compute_set_names, rules,
-                      all_notable=step_sink is not None)
+    program_names, compute_set_names = sql_names if sql_names is not None else profile.names()
+    names = StepNames(program_names, compute_set_names, rules, all_notable=step_sink is not None)
 
     def one_pass(batches: Iterable[list]) -> _Passed:
-        return _one_pass(batches, names, rules, step_sink, facts,
-                         blocks=blocks_factory() if blocks_factory else None)
+        return _one_pass(
+            batches,
+            names,
+            rules,
+            step_sink,
+            facts,
+            blocks=blocks_factory() if blocks_factory else None,
+        )
+
     return read_trace(profile, one_pass, sorted_only=step_sink is not None)
 
 
-def _one_pass(batches: Iterable[list], names: StepNames, rules: StageRules,
-              step_sink: Optional[StepSink], facts: StepFacts,
-              blocks: Optional["BlockBodies"] = None) -> _Passed:
+def _one_pass(
+    batches: Iterable[list],
+    names: StepNames,
+    rules: StageRules,
+    step_sink: Optional[StepSink],
+    facts: StepFacts,
+    blocks: Optional["BlockBodies"] = None,
+) -> _Passed:
     """Most rows are exchange or compute rows that only widen the current inference's
     [min start, max end]: that is done here, on local variables, and handed to `spans`
     at the next marker row. The rest, "notable" rows (kernels and marker candidates, a
@@ -224,11 +250,17 @@ def _one_pass(batches: Iterable[list], names: StepNames, rules: StageRules,
     return body, spans, any_rows, blocks
 
 
-def summarize(path: StrPath, rules: Optional[StageRules] = None, *,
-              pva: Optional[PvaModule] = None, use_pva: bool = True,
-              profile_label: Optional[str] = None, step_sink: Optional[StepSink] = None,
-              blocks: bool = False, blocks_writer: Optional["BodyWriter"] = None
-              ) -> Extraction:
+def summarize(
+    path: StrPath,
+    rules: Optional[StageRules] = None,
+    *,
+    pva: Optional[PvaModule] = None,
+    use_pva: bool = True,
+    profile_label: Optional[str] = None,
+    step_sink: Optional[StepSink] = None,
+    blocks: bool = False,
+    blocks_writer: Optional["BodyWriter"] = None,
+) -> Extraction:
     """The summary of one profile.pop, as summary-spec.md defines it.
 
     `rules` defaults to the installed stage_rules.toml; `pva` to the importable module;
@@ -242,8 +274,15 @@ def summarize(path: StrPath, rules: Optional[StageRules] = None, *,
     rules = rules if rules is not None else load_rules()
     path = Path(path)
     try:
-        return _summarize(path, rules, pva, use_pva, profile_label, step_sink,
-                          (blocks_writer,) if blocks else None)
+        return _summarize(
+            path,
+            rules,
+            pva,
+            use_pva,
+            profile_label,
+            step_sink,
+            (blocks_writer,) if blocks else None,
+        )
     except BadValue as exc:
         raise ProfileError(path, str(exc)) from exc
 
@@ -252,16 +291,29 @@ def summarize(path: StrPath, rules: Optional[StageRules] = None, *,
 _BlocksAsked = Optional[Tuple[Optional["BodyWriter"]]]
 
 
-def _summarize(path: Path, rules: StageRules, pva: Optional[PvaModule], use_pva: bool,
-               profile_label: Optional[str], step_sink: Optional[StepSink],
-               blocks: _BlocksAsked) -> Extraction:
+def _summarize(
+    path: Path,
+    rules: StageRules,
+    pva: Optional[PvaModule],
+    use_pva: bool,
+    profile_label: Optional[str],
+    step_sink: Optional[StepSink],
+    blocks: _BlocksAsked,
+) -> Extraction:
     with Profile(path) as profile:
         return _pass(profile, path, rules, pva, use_pva, profile_label, step_sink, blocks)
 
 
-def _pass(profile: Profile, path: Path, rules: StageRules, pva: Optional[PvaModule],
-          use_pva: bool, profile_label: Optional[str], step_sink: Optional[StepSink],
-          blocks: _BlocksAsked = None) -> Extraction:
+def _pass(
+    profile: Profile,
+    path: Path,
+    rules: StageRules,
+    pva: Optional[PvaModule],
+    use_pva: bool,
+    profile_label: Optional[str],
+    step_sink: Optional[StepSink],
+    blocks: _BlocksAsked = None,
+) -> Extraction:
     """The summary and its warnings (and, when `blocks` is (writer,), every body): the
     step pass, then the aggregates."""
     facts: Union[NoPvaFacts, PvaFacts]
@@ -274,13 +326,17 @@ def _pass(profile: Profile, path: Path, rules: StageRules, pva: Optional[PvaModu
     blocks_factory = None
     if blocks is not None:
         from .blocks import BlockBodies  # only a run asked for blocks.json needs it
+
         writer = blocks[0]
-        blocks_factory = lambda: BlockBodies(rules, label, writer,  # noqa: E731
-                                             keep=writer is None)
+
+        def blocks_factory() -> BlockBodies:
+            return BlockBodies(rules, label, writer, keep=writer is None)
+
     names = profile.names()
     facts.expect_names(*names)  # pva must name each program and compute set as SQL does
-    body, spans, any_rows, bodies = _read_trace(profile, rules, step_sink, facts,
-                                                blocks_factory, names)
+    body, spans, any_rows, bodies = _read_trace(
+        profile, rules, step_sink, facts, blocks_factory, names
+    )
     if not any_rows:
         warnings.append(compile_only_warning())
     else:

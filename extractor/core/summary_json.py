@@ -19,9 +19,16 @@ import orjson
 
 _NEEDS_ASCII_ESCAPE = re.compile(r"[^\x00-\x7e]")
 _JSON_STRING_ESCAPE = re.compile(r'[^\ -~]|["\\]')
-_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-                  "\b": "\\b", "\f": "\\f"}
-_INT_RANGE = (-(2 ** 63), 2 ** 64 - 1)
+_SHORT_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
+_INT_RANGE = (-(2**63), 2**64 - 1)
 
 
 def summary_bytes(summary: dict) -> bytes:

@@ -34,8 +34,13 @@ class OutOfOrder(Exception):
     """A step row whose step id is smaller than the one before (read in stored order)."""
 
 
-def read_trace(profile: "Profile", make_pass: Callable[[Iterable[list]], T], *,
-               sorted_only: bool = False, bodies: bool = False) -> T:
+def read_trace(
+    profile: "Profile",
+    make_pass: Callable[[Iterable[list]], T],
+    *,
+    sorted_only: bool = False,
+    bodies: bool = False,
+) -> T:
     """`make_pass(batches)`: a pass over the step rows of `profile` (a profile.Profile)
     in the spec's order, its result returned. `sorted_only`: SQLite's sorted rows from
     the start (a pass that cannot be made twice, as one writing the step tables).
@@ -49,8 +54,9 @@ def read_trace(profile: "Profile", make_pass: Callable[[Iterable[list]], T], *,
     return _pass(profile, make_pass, stored_order=False, bodies=bodies)
 
 
-def _pass(profile: "Profile", make_pass: Callable[[Iterable[list]], T], stored_order: bool,
-          bodies: bool) -> T:
+def _pass(
+    profile: "Profile", make_pass: Callable[[Iterable[list]], T], stored_order: bool, bodies: bool
+) -> T:
     batches = profile.step_row_batches(stored_order=stored_order, bodies=bodies)
     rows = _in_step_order(batches) if stored_order else batches
     try:
@@ -77,11 +83,16 @@ def _in_step_order(batches: Iterable[list]) -> Generator[list, None, None]:
 
 def compile_only_warning() -> str:
     """The warning for a profile with no step rows."""
-    return ("no steps: a compile-only profile (no execution trace), so no kernels, "
-            "device spans or QKV executions")
+    return (
+        "no steps: a compile-only profile (no execution trace), so no kernels, "
+        "device spans or QKV executions"
+    )
 
 
 def no_anchor_warning(rules: StageRules) -> str:
     """The warning for a trace in which no kernel step is an anchor."""
-    return "no kernel step matches the anchor selector {!r} (kernels {!r}): kernels is " \
-           "empty".format(rules.anchor.pattern, rules.kernel.pattern)
+    return (
+        "no kernel step matches the anchor selector {!r} (kernels {!r}): kernels is empty".format(
+            rules.anchor.pattern, rules.kernel.pattern
+        )
+    )

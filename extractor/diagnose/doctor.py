@@ -39,13 +39,22 @@ JSON_FORMAT = "extract-doctor/1"
 
 # --------------------------------------------------------------------------- running them
 
+
 def _skipped(names, reason: str) -> List[DoctorCheck]:
     return [doctor_check(name, SKIPPED, reason, "not checked", reason=reason) for name in names]
 
 
-PVA_CHECKS = ("report_opens", "versions", "program_ids_unique", "program_counts",
-              "step_programs", "step_compute_sets", "compute_set_names", "code_bytes",
-              "compute_sets_access")
+PVA_CHECKS = (
+    "report_opens",
+    "versions",
+    "program_ids_unique",
+    "program_counts",
+    "step_programs",
+    "step_compute_sets",
+    "compute_set_names",
+    "code_bytes",
+    "compute_sets_access",
+)
 
 
 def run_checks(path, pva=None) -> dict:
@@ -59,29 +68,56 @@ def run_checks(path, pva=None) -> dict:
     if pva is None:
         status, pva = pva_status()
     else:
-        status = {"asked": True, "importable": True,
-                  "version": str(getattr(pva, "__version__", None)),
-                  "module": getattr(pva, "__file__", None), "error": None}
+        status = {
+            "asked": True,
+            "importable": True,
+            "version": str(getattr(pva, "__version__", None)),
+            "module": getattr(pva, "__file__", None),
+            "error": None,
+        }
     if pva is None:
         reason = "pva is not importable ({})".format(status["error"])
-        checks.append(doctor_check("pva", WARN, reason + "; the Poplar SDK's enable.sh provides "
-                             "it", "extract needs --no-pva here: attention_exchanges, "
-                             "max_exchange_code_bytes and vertices are then null", **status))
+        checks.append(
+            doctor_check(
+                "pva",
+                WARN,
+                reason + "; the Poplar SDK's enable.sh provides it",
+                "extract needs --no-pva here: attention_exchanges, "
+                "max_exchange_code_bytes and vertices are then null",
+                **status,
+            )
+        )
         checks += _skipped(PVA_CHECKS, "pva is not importable")
     else:
-        checks.append(doctor_check("pva", OK, "pva {} from {}".format(
-            status["version"], status["module"]), "the pva facts can be read", **status))
+        checks.append(
+            doctor_check(
+                "pva",
+                OK,
+                "pva {} from {}".format(status["version"], status["module"]),
+                "the pva facts can be read",
+                **status,
+            )
+        )
         try:
             side = PvaSide(pva, path)
         except Exception as exc:  # pva's C++ core raises its own exception types
             reason = "pva could not open the report: {}".format(one_line(exc))
-            checks.append(doctor_check("report_opens", FAIL, reason, "extract cannot read the pva "
-                                 "facts of this profile (only with --no-pva)",
-                                 error=one_line(exc)))
+            checks.append(
+                doctor_check(
+                    "report_opens",
+                    FAIL,
+                    reason,
+                    "extract cannot read the pva facts of this profile (only with --no-pva)",
+                    error=one_line(exc),
+                )
+            )
             checks += _skipped(PVA_CHECKS[1:], "pva could not open the report")
         else:
-            checks.append(doctor_check("report_opens", OK, "pva.openReport(str) opened it",
-                                 "the pva facts can be read"))
+            checks.append(
+                doctor_check(
+                    "report_opens", OK, "pva.openReport(str) opened it", "the pva facts can be read"
+                )
+            )
             checks += _pva_checks(sql, side)
     checks.append(_guarded("steps_by_ipu_rows", lambda: check_steps_by_ipu_rows(sql, side)))
     checks.append(_guarded("vars_info", lambda: check_vars_info(sql, side)))
@@ -94,20 +130,31 @@ def _pva_checks(sql: SqlSide, side: PvaSide) -> List[DoctorCheck]:
     versions["pva"] = str(getattr(side.pva, "__version__", None))
     unknown = [k for k in ("poplar_version", "format_version") if versions[k] is None]
     version_check = doctor_check(
-        "versions", WARN if unknown else OK,
+        "versions",
+        WARN if unknown else OK,
         "pva {pva}, Poplar {poplar_version}, profile format {format_version}{unstable}".format(
-            unstable=" (unstable)" if versions["unstable_format"] else "", **versions)
+            unstable=" (unstable)" if versions["unstable_format"] else "", **versions
+        )
         + ("; pva could not tell: {}".format("; ".join(errors)) if errors else ""),
-        "the versions this profile was made and read with", errors=errors, **versions)
+        "the versions this profile was made and read with",
+        errors=errors,
+        **versions,
+    )
     checks = [version_check]
     try:
         side.programs()
     except Exception as exc:
-        reason = "pva could not list the programs: {}: {}".format(type(exc).__name__,
-                                                                  one_line(exc))
-        return checks + [doctor_check(name, FAIL if name == "program_ids_unique" else SKIPPED,
-                                reason, "extract cannot read the programs either",
-                                error=reason) for name in PVA_CHECKS[2:]]
+        reason = "pva could not list the programs: {}: {}".format(type(exc).__name__, one_line(exc))
+        return checks + [
+            doctor_check(
+                name,
+                FAIL if name == "program_ids_unique" else SKIPPED,
+                reason,
+                "extract cannot read the programs either",
+                error=reason,
+            )
+            for name in PVA_CHECKS[2:]
+        ]
     checks.append(_guarded("program_ids_unique", lambda: check_program_ids_unique(side)))
     checks.append(_guarded("program_counts", lambda: check_program_counts(sql, side)))
     checks.append(_guarded("step_programs", lambda: check_step_programs(sql, side)))
@@ -125,15 +172,25 @@ def _guarded(name: str, run) -> DoctorCheck:
         return run()
     except Exception as exc:  # pva's C++ core, an attribute this pva lacks
         error = "{}: {}".format(type(exc).__name__, one_line(exc))
-        return doctor_check(name, FAIL, "could not be checked: " + error,
-                      "extract may meet the same error reading this profile", error=error)
+        return doctor_check(
+            name,
+            FAIL,
+            "could not be checked: " + error,
+            "extract may meet the same error reading this profile",
+            error=error,
+        )
 
 
 def doctor_answer(path, checks: List[DoctorCheck]) -> dict:
     counts = {status: sum(1 for c in checks if c.status == status) for status in STATUSES}
-    return {"format": JSON_FORMAT, "profile": shown_path(path), "tool_version": __version__,
-            "ok": counts[FAIL] == 0, "counts": counts,
-            "checks": [c.as_json() for c in checks]}
+    return {
+        "format": JSON_FORMAT,
+        "profile": shown_path(path),
+        "tool_version": __version__,
+        "ok": counts[FAIL] == 0,
+        "counts": counts,
+        "checks": [c.as_json() for c in checks],
+    }
 
 
 # --------------------------------------------------------------------------- text
@@ -146,19 +203,26 @@ def doctor_text(answer: dict) -> str:
     and pva's words: every line is written by `escaping.terminal_text`, so that none
     reaches the terminal as a control sequence."""
     counts = answer["counts"]
-    lines = ["{}: {} ok, {} warn, {} fail, {} skipped".format(
-        answer["profile"], counts[OK], counts[WARN], counts[FAIL], counts[SKIPPED])]
+    lines = [
+        "{}: {} ok, {} warn, {} fail, {} skipped".format(
+            answer["profile"], counts[OK], counts[WARN], counts[FAIL], counts[SKIPPED]
+        )
+    ]
     width = max(len(c["name"]) for c in answer["checks"])
     for check in answer["checks"]:
-        lines.append("  {:<4}  {:<{w}}  {}".format(_MARKS[check["status"]], check["name"],
-                                                    check["detail"], w=width))
+        lines.append(
+            "  {:<4}  {:<{w}}  {}".format(
+                _MARKS[check["status"]], check["name"], check["detail"], w=width
+            )
+        )
         if check["status"] in (WARN, FAIL):
-            lines.append("  {:<4}  {:<{w}}  means: {}".format("", "", check["means"],
-                                                              w=width))
+            lines.append("  {:<4}  {:<{w}}  means: {}".format("", "", check["means"], w=width))
     lines.append("")
     if counts[FAIL]:
-        verdict = ("A check failed: extract would read this profile wrongly there, and "
-                   "refuses it where it can tell.")
+        verdict = (
+            "A check failed: extract would read this profile wrongly there, and "
+            "refuses it where it can tell."
+        )
     elif counts[WARN]:
         verdict = "extract reads this profile, with the warnings above."
     else:

@@ -30,9 +30,20 @@ LISTED = 20
 SHOWN = 3
 
 #: The names of the checks, in the order they are run and reported.
-CHECK_NAMES = ("pva", "report_opens", "versions", "program_ids_unique", "program_counts",
-               "step_programs", "step_compute_sets", "compute_set_names", "code_bytes",
-               "compute_sets_access", "steps_by_ipu_rows", "vars_info")
+CHECK_NAMES = (
+    "pva",
+    "report_opens",
+    "versions",
+    "program_ids_unique",
+    "program_counts",
+    "step_programs",
+    "step_compute_sets",
+    "compute_set_names",
+    "code_bytes",
+    "compute_sets_access",
+    "steps_by_ipu_rows",
+    "vars_info",
+)
 
 
 class DoctorCheck(NamedTuple):
@@ -45,8 +56,13 @@ class DoctorCheck(NamedTuple):
     data: Dict[str, Any]
 
     def as_json(self) -> dict:
-        return {"name": self.name, "status": self.status, "detail": self.detail,
-                "means": self.means, "data": self.data}
+        return {
+            "name": self.name,
+            "status": self.status,
+            "detail": self.detail,
+            "means": self.means,
+            "data": self.data,
+        }
 
 
 def doctor_check(name, status, detail, means, **data) -> DoctorCheck:
@@ -74,7 +90,7 @@ def _plain(value):
 
 def _short(value, limit: int = 80) -> str:
     text = repr(value)
-    return text if len(text) <= limit else text[:limit // 2] + "..." + text[-limit // 2:]
+    return text if len(text) <= limit else text[: limit // 2] + "..." + text[-limit // 2 :]
 
 
 def _listed(items) -> str:
@@ -84,6 +100,7 @@ def _listed(items) -> str:
 
 # --------------------------------------------------------------------------- the checks
 
+
 def check_program_ids_unique(side: PvaSide) -> DoctorCheck:
     order = side.program_order
     seen, repeated = set(), []
@@ -92,34 +109,56 @@ def check_program_ids_unique(side: PvaSide) -> DoctorCheck:
             repeated.append(key)
         seen.add(key)
     if repeated:
-        return doctor_check("program_ids_unique", FAIL,
-                      "{} program ids repeat among pva's {} programs: {}".format(
-                          len(repeated), len(order), repeated[:SHOWN]),
-                      "a program id names two programs in pva: the kernels' "
-                      "max_exchange_code_bytes may come from the wrong one",
-                      repeated=repeated[:LISTED], programs=len(order))
-    return doctor_check("program_ids_unique", OK, "pva's {} programs have {} distinct ids".format(
-        len(order), len(seen)), "each program id names one pva program", programs=len(order))
+        return doctor_check(
+            "program_ids_unique",
+            FAIL,
+            "{} program ids repeat among pva's {} programs: {}".format(
+                len(repeated), len(order), repeated[:SHOWN]
+            ),
+            "a program id names two programs in pva: the kernels' "
+            "max_exchange_code_bytes may come from the wrong one",
+            repeated=repeated[:LISTED],
+            programs=len(order),
+        )
+    return doctor_check(
+        "program_ids_unique",
+        OK,
+        "pva's {} programs have {} distinct ids".format(len(order), len(seen)),
+        "each program id names one pva program",
+        programs=len(order),
+    )
 
 
 def check_program_counts(sql: SqlSide, side: PvaSide) -> DoctorCheck:
     rows, low, high = sql.program_stats
     ids = side.program_order
     pva = (len(ids), min(ids) if ids else None, max(ids) if ids else None)
-    data = {"sql": {"programs": rows, "smallest_id": _plain(low), "largest_id": _plain(high)},
-            "pva": {"programs": pva[0], "smallest_id": pva[1], "largest_id": pva[2]}}
+    data = {
+        "sql": {"programs": rows, "smallest_id": _plain(low), "largest_id": _plain(high)},
+        "pva": {"programs": pva[0], "smallest_id": pva[1], "largest_id": pva[2]},
+    }
     detail = "SQL: {} programs, ids {} to {}; pva: {} programs, ids {} to {}".format(
-        rows, low, high, *pva)
+        rows, low, high, *pva
+    )
     if (rows, low, high) == pva:
-        return doctor_check("program_counts", OK, detail, "both sides number the same programs "
-                      "alike (as far as counts and end ids show)", **data)
-    off_by = (pva[1] - low if pva[1] is not None and low is not None
-              and type(low) is int else None)
+        return doctor_check(
+            "program_counts",
+            OK,
+            detail,
+            "both sides number the same programs alike (as far as counts and end ids show)",
+            **data,
+        )
+    off_by = pva[1] - low if pva[1] is not None and low is not None and type(low) is int else None
     if rows == pva[0] and off_by:
         detail += " (the same count, ids shifted by {}: an off-by-one?)".format(off_by)
-    return doctor_check("program_counts", WARN, detail,
-                  "the two sides do not list the same programs; step_programs says "
-                  "whether those the trace runs still agree", **data)
+    return doctor_check(
+        "program_counts",
+        WARN,
+        detail,
+        "the two sides do not list the same programs; step_programs says "
+        "whether those the trace runs still agree",
+        **data,
+    )
 
 
 def check_step_programs(sql: SqlSide, side: PvaSide) -> DoctorCheck:
@@ -138,26 +177,52 @@ def check_step_programs(sql: SqlSide, side: PvaSide) -> DoctorCheck:
         if kind == "DoExchange" and not side.is_type(found, "DoExchange"):
             retyped.append({"id": program_id, "sql": kind, "pva": _type_name(found)})
     count = len({p for p, _ in sql.step_programs})
-    data = {"programs": count, "missing": missing[:LISTED], "renamed": renamed[:LISTED],
-            "retyped": retyped[:LISTED]}
+    data = {
+        "programs": count,
+        "missing": missing[:LISTED],
+        "renamed": renamed[:LISTED],
+        "retyped": retyped[:LISTED],
+    }
     if missing or renamed or retyped:
         problems = []
         if missing:
             problems.append("{} not in pva (ids {})".format(len(missing), missing[:SHOWN]))
         if renamed:
-            problems.append("{} named otherwise: {}".format(len(renamed), _listed([
-                "{}: SQL {} / pva {}".format(r["id"], _short(r["sql"], 50),
-                                             _short(r["pva"], 50)) for r in renamed])))
+            problems.append(
+                "{} named otherwise: {}".format(
+                    len(renamed),
+                    _listed(
+                        [
+                            "{}: SQL {} / pva {}".format(
+                                r["id"], _short(r["sql"], 50), _short(r["pva"], 50)
+                            )
+                            for r in renamed
+                        ]
+                    ),
+                )
+            )
         if retyped:
-            problems.append("{} DoExchange steps whose pva program is not: {}".format(
-                len(retyped), _listed(["{}: {}".format(r["id"], r["pva"]) for r in retyped])))
-        return doctor_check("step_programs", FAIL, "of the {} programs the trace runs, {}".format(
-            count, "; ".join(problems)),
+            problems.append(
+                "{} DoExchange steps whose pva program is not: {}".format(
+                    len(retyped), _listed(["{}: {}".format(r["id"], r["pva"]) for r in retyped])
+                )
+            )
+        return doctor_check(
+            "step_programs",
+            FAIL,
+            "of the {} programs the trace runs, {}".format(count, "; ".join(problems)),
             "pva's program ids are not the profile's: extract refuses to summarise it "
-            "(the kernels' max_exchange_code_bytes would be other programs')", **data)
-    return doctor_check("step_programs", OK, "the {} programs the trace runs are all in pva, "
-                  "named as in SQL (DoExchange steps: DoExchange programs)".format(count),
-                  "max_exchange_code_bytes is read from the right programs", **data)
+            "(the kernels' max_exchange_code_bytes would be other programs')",
+            **data,
+        )
+    return doctor_check(
+        "step_programs",
+        OK,
+        "the {} programs the trace runs are all in pva, "
+        "named as in SQL (DoExchange steps: DoExchange programs)".format(count),
+        "max_exchange_code_bytes is read from the right programs",
+        **data,
+    )
 
 
 def check_step_compute_sets(sql: SqlSide, side: PvaSide) -> DoctorCheck:
@@ -172,15 +237,26 @@ def check_step_compute_sets(sql: SqlSide, side: PvaSide) -> DoctorCheck:
         expected = sql.compute_set_names.get(index)
         indexed = side.compute_set(index)
         if indexed is None:
-            wrong.append({"program": _plain(program_id), "compute_set": _plain(index),
-                          "problem": "computeSets has no index {}".format(index)})
+            wrong.append(
+                {
+                    "program": _plain(program_id),
+                    "compute_set": _plain(index),
+                    "problem": "computeSets has no index {}".format(index),
+                }
+            )
             continue
         if index not in vertices_cache:
             vertices_cache[index] = _vertex_names(indexed)
         if expected is not None and str(indexed.name) != expected:
-            wrong.append({"program": _plain(program_id), "compute_set": index,
-                          "problem": "computeSets[{}] is {}, SQL says {}".format(
-                              index, _short(str(indexed.name)), _short(expected))})
+            wrong.append(
+                {
+                    "program": _plain(program_id),
+                    "compute_set": index,
+                    "problem": "computeSets[{}] is {}, SQL says {}".format(
+                        index, _short(str(indexed.name)), _short(expected)
+                    ),
+                }
+            )
             continue
         program = programs.get(program_id) if type(program_id) is int else None
         if program is None:
@@ -191,34 +267,59 @@ def check_step_compute_sets(sql: SqlSide, side: PvaSide) -> DoctorCheck:
             without += 1
             continue
         if expected is not None and str(reached.name) != expected:
-            wrong.append({"program": _plain(program_id), "compute_set": index,
-                          "problem": "program {}'s computeset is {}, SQL says {}".format(
-                              program_id, _short(str(reached.name)), _short(expected))})
+            wrong.append(
+                {
+                    "program": _plain(program_id),
+                    "compute_set": index,
+                    "problem": "program {}'s computeset is {}, SQL says {}".format(
+                        program_id, _short(str(reached.name)), _short(expected)
+                    ),
+                }
+            )
         elif _vertex_names(reached) != vertices_cache[index]:
-            wrong.append({"program": _plain(program_id), "compute_set": index,
-                          "problem": "program {}'s computeset has other vertex types "
-                                     "than computeSets[{}]".format(program_id, index)})
-    data = {"pairs": len(sql.on_tile_pairs), "wrong": wrong[:LISTED],
-            "without_computeset": without}
+            wrong.append(
+                {
+                    "program": _plain(program_id),
+                    "compute_set": index,
+                    "problem": "program {}'s computeset has other vertex types "
+                    "than computeSets[{}]".format(program_id, index),
+                }
+            )
+    data = {"pairs": len(sql.on_tile_pairs), "wrong": wrong[:LISTED], "without_computeset": without}
     if wrong:
-        return doctor_check("step_compute_sets", FAIL, "{} of the {} (program, compute set) pairs "
-                      "of OnTileExecute steps disagree: {}".format(
-                          len(wrong), len(sql.on_tile_pairs),
-                          _listed([w["problem"] for w in wrong])),
-                      "pva's compute set indices are not the profile's: extract refuses "
-                      "to summarise it (the kernels' vertices would be other compute "
-                      "sets')", **data)
+        return doctor_check(
+            "step_compute_sets",
+            FAIL,
+            "{} of the {} (program, compute set) pairs of OnTileExecute steps disagree: {}".format(
+                len(wrong), len(sql.on_tile_pairs), _listed([w["problem"] for w in wrong])
+            ),
+            "pva's compute set indices are not the profile's: extract refuses "
+            "to summarise it (the kernels' vertices would be other compute "
+            "sets')",
+            **data,
+        )
     if without:
-        return doctor_check("step_compute_sets", WARN, "{} of the {} OnTileExecute programs the "
-                      "trace runs have no computeset in pva: checked by index only".format(
-                          without, len(sql.on_tile_pairs)),
-                      "vertices are read by index, and the index could not be confirmed "
-                      "through the programs", **data)
-    return doctor_check("step_compute_sets", OK, "the {} (program, compute set) pairs of "
-                  "OnTileExecute steps agree: computeSets[compute_set] and the program's "
-                  "computeset are SQL's compute set, with the same vertex types".format(
-                      len(sql.on_tile_pairs)),
-                  "the kernels' vertices are read from the right compute sets", **data)
+        return doctor_check(
+            "step_compute_sets",
+            WARN,
+            "{} of the {} OnTileExecute programs the "
+            "trace runs have no computeset in pva: checked by index only".format(
+                without, len(sql.on_tile_pairs)
+            ),
+            "vertices are read by index, and the index could not be confirmed through the programs",
+            **data,
+        )
+    return doctor_check(
+        "step_compute_sets",
+        OK,
+        "the {} (program, compute set) pairs of "
+        "OnTileExecute steps agree: computeSets[compute_set] and the program's "
+        "computeset are SQL's compute set, with the same vertex types".format(
+            len(sql.on_tile_pairs)
+        ),
+        "the kernels' vertices are read from the right compute sets",
+        **data,
+    )
 
 
 def check_compute_set_names(sql: SqlSide, side: PvaSide) -> DoctorCheck:
@@ -232,16 +333,32 @@ def check_compute_set_names(sql: SqlSide, side: PvaSide) -> DoctorCheck:
     count = len(sql.compute_set_names)
     data = {"compute_sets": count, "wrong": wrong[:LISTED]}
     if wrong:
-        return doctor_check("compute_set_names", FAIL, "{} of the {} rows of compute_sets name "
-                      "another compute set than pva's at that index: {}".format(
-                          len(wrong), count, _listed(["{}: SQL {} / pva {}".format(
-                              w["id"], _short(w["sql"], 50), _short(w["pva"], 50))
-                              for w in wrong])),
-                      "computeSets[i] is not compute_sets.compute_set = i for every "
-                      "compute set", **data)
-    return doctor_check("compute_set_names", OK, "the {} rows of compute_sets name pva's "
-                  "compute sets at the same indices".format(count),
-                  "computeSets[i] is compute_sets.compute_set = i", **data)
+        return doctor_check(
+            "compute_set_names",
+            FAIL,
+            "{} of the {} rows of compute_sets name "
+            "another compute set than pva's at that index: {}".format(
+                len(wrong),
+                count,
+                _listed(
+                    [
+                        "{}: SQL {} / pva {}".format(
+                            w["id"], _short(w["sql"], 50), _short(w["pva"], 50)
+                        )
+                        for w in wrong
+                    ]
+                ),
+            ),
+            "computeSets[i] is not compute_sets.compute_set = i for every compute set",
+            **data,
+        )
+    return doctor_check(
+        "compute_set_names",
+        OK,
+        "the {} rows of compute_sets name pva's compute sets at the same indices".format(count),
+        "computeSets[i] is compute_sets.compute_set = i",
+        **data,
+    )
 
 
 def _tile_count(side: PvaSide) -> Optional[int]:
@@ -266,8 +383,11 @@ def check_code_bytes(sql: SqlSide, side: PvaSide) -> DoctorCheck:
     against the target's tile count."""
     programs = side.programs()
     used = [p for p, kind in sql.step_programs if kind == "DoExchange"]
-    chosen = [programs[p] for p in used if type(p) is int and p in programs] if used \
+    chosen = (
+        [programs[p] for p in used if type(p) is int and p in programs]
+        if used
         else list(programs.values())
+    )
     chosen = [p for p in chosen if side.is_type(p, "DoExchange")]  # step_programs: the rest
     tiles = _tile_count(side)
     containers, elements = set(), set()
@@ -281,31 +401,56 @@ def check_code_bytes(sql: SqlSide, side: PvaSide) -> DoctorCheck:
         elif tiles is not None and len(values) != tiles:
             other_length.append({"id": as_int(program._id), "entries": len(values)})
         for value in values:
-            elements.add(type(value).__module__ + "." + type(value).__name__
-                         if type(value).__module__ != "builtins" else type(value).__name__)
+            elements.add(
+                type(value).__module__ + "." + type(value).__name__
+                if type(value).__module__ != "builtins"
+                else type(value).__name__
+            )
             if not hasattr(type(value), "__index__") or isinstance(value, bool):
                 not_integral.append(as_int(program._id))
                 break
-    data = {"programs": len(chosen), "container_types": sorted(containers),
-            "entry_types": sorted(elements), "tiles": tiles, "empty": empty,
-            "other_length": other_length[:LISTED], "not_integral": not_integral[:LISTED]}
+    data = {
+        "programs": len(chosen),
+        "container_types": sorted(containers),
+        "entry_types": sorted(elements),
+        "tiles": tiles,
+        "empty": empty,
+        "other_length": other_length[:LISTED],
+        "not_integral": not_integral[:LISTED],
+    }
     detail = "{} exchange programs: codeBytesByTile is {} of {}; {} empty".format(
-        len(chosen), "/".join(sorted(containers)) or "-", "/".join(sorted(elements)) or "-",
-        empty)
+        len(chosen), "/".join(sorted(containers)) or "-", "/".join(sorted(elements)) or "-", empty
+    )
     if tiles is not None:
         detail += "; {} of another length than the {} tiles".format(len(other_length), tiles)
     if not_integral:
-        return doctor_check("code_bytes", FAIL, detail + "; entries that are not whole numbers "
-                      "in programs {}".format(not_integral[:SHOWN]),
-                      "extract cannot read these code bytes (it refuses the profile)", **data)
+        return doctor_check(
+            "code_bytes",
+            FAIL,
+            detail
+            + "; entries that are not whole numbers in programs {}".format(not_integral[:SHOWN]),
+            "extract cannot read these code bytes (it refuses the profile)",
+            **data,
+        )
     if other_length or elements - {"int"}:
-        return doctor_check("code_bytes", WARN, detail,
-                      "entries that are not Python ints are converted by extract; arrays "
-                      "of another length than the tile count give max and mean of what "
-                      "pva gives", **data)
-    return doctor_check("code_bytes", OK, detail, "max_exchange_code_bytes and the attention "
-                  "exchanges' maximum and mean are whole-number maxima and means of one "
-                  "entry per tile (an empty array counts as 0)", **data)
+        return doctor_check(
+            "code_bytes",
+            WARN,
+            detail,
+            "entries that are not Python ints are converted by extract; arrays "
+            "of another length than the tile count give max and mean of what "
+            "pva gives",
+            **data,
+        )
+    return doctor_check(
+        "code_bytes",
+        OK,
+        detail,
+        "max_exchange_code_bytes and the attention "
+        "exchanges' maximum and mean are whole-number maxima and means of one "
+        "entry per tile (an empty array counts as 0)",
+        **data,
+    )
 
 
 def check_compute_sets_access(side: PvaSide) -> DoctorCheck:
@@ -317,13 +462,22 @@ def check_compute_sets_access(side: PvaSide) -> DoctorCheck:
     again = time.perf_counter() - start
     same = first is second
     length = len(first)
-    data = {"same_object": same, "type": type(first).__name__, "length": length,
-            "first_access_seconds": round(seconds, 6), "second_access_seconds": round(again, 6)}
-    return doctor_check("compute_sets_access", OK, "computeSets is {} {} of {} entries; one "
-                  "access took {:.3g} s, a second {:.3g} s".format(
-                      "the same" if same else "a new", type(first).__name__, length,
-                      seconds, again),
-                  "extract reads computeSets once per report either way", **data)
+    data = {
+        "same_object": same,
+        "type": type(first).__name__,
+        "length": length,
+        "first_access_seconds": round(seconds, 6),
+        "second_access_seconds": round(again, 6),
+    }
+    return doctor_check(
+        "compute_sets_access",
+        OK,
+        "computeSets is {} {} of {} entries; one access took {:.3g} s, a second {:.3g} s".format(
+            "the same" if same else "a new", type(first).__name__, length, seconds, again
+        ),
+        "extract reads computeSets once per report either way",
+        **data,
+    )
 
 
 def check_steps_by_ipu_rows(sql: SqlSide, side: Optional[PvaSide]) -> DoctorCheck:
@@ -331,45 +485,91 @@ def check_steps_by_ipu_rows(sql: SqlSide, side: Optional[PvaSide]) -> DoctorChec
     spread = {int(n): int(steps) for n, steps in sql.rows_per_step}
     ipus = _ipu_count(side)
     data = {"rows_per_step": {str(n): steps for n, steps in spread.items()}, "ipus": ipus}
-    shown = ", ".join("{} step{} with {} row{}".format(
-        steps, "" if steps == 1 else "s", n, "" if n == 1 else "s")
-        for n, steps in sorted(spread.items()))
+    shown = ", ".join(
+        "{} step{} with {} row{}".format(steps, "" if steps == 1 else "s", n, "" if n == 1 else "s")
+        for n, steps in sorted(spread.items())
+    )
     if not spread:
-        return doctor_check("steps_by_ipu_rows", OK, "no step rows (a compile-only profile)",
-                      "no kernels and no device spans to read", **data)
+        return doctor_check(
+            "steps_by_ipu_rows",
+            OK,
+            "no step rows (a compile-only profile)",
+            "no kernels and no device spans to read",
+            **data,
+        )
     if ipus is None:
         status = OK if len(spread) == 1 else WARN
-        return doctor_check("steps_by_ipu_rows", status, shown + "; the IPU count is unknown "
-                      "(pva {})".format("is not available" if side is None
-                                        else "gives no target.numIPUs"),
-                      "each step row is one kernel row of the summary, as the spec says",
-                      **data)
+        return doctor_check(
+            "steps_by_ipu_rows",
+            status,
+            shown
+            + "; the IPU count is unknown (pva {})".format(
+                "is not available" if side is None else "gives no target.numIPUs"
+            ),
+            "each step row is one kernel row of the summary, as the spec says",
+            **data,
+        )
     if set(spread) == {ipus}:
-        return doctor_check("steps_by_ipu_rows", OK, "every step has {} row{}, one per IPU of "
-                      "the target".format(ipus, "" if ipus == 1 else "s"),
-                      "a kernel appears once per IPU, as the spec says", **data)
-    return doctor_check("steps_by_ipu_rows", WARN, "{}; the target has {} IPU{}".format(
-        shown, ipus, "" if ipus == 1 else "s"),
+        return doctor_check(
+            "steps_by_ipu_rows",
+            OK,
+            "every step has {} row{}, one per IPU of the target".format(
+                ipus, "" if ipus == 1 else "s"
+            ),
+            "a kernel appears once per IPU, as the spec says",
+            **data,
+        )
+    return doctor_check(
+        "steps_by_ipu_rows",
+        WARN,
+        "{}; the target has {} IPU{}".format(shown, ipus, "" if ipus == 1 else "s"),
         "the summary still lists one kernel row per step row (the spec's join), but a "
-        "row per IPU is not what this profile holds", **data)
+        "row per IPU is not what this profile holds",
+        **data,
+    )
 
 
 def check_vars_info(sql: SqlSide, side: Optional[PvaSide]) -> DoctorCheck:
     rows, tiles, exchange_rows = (int(v or 0) for v in sql.vars_info)
     target = _tile_count(side) if side is not None else None
-    data = {"rows": rows, "tiles_with_rows": tiles,
-            "internal_exchange_code_rows": exchange_rows, "target_tiles": target}
+    data = {
+        "rows": rows,
+        "tiles_with_rows": tiles,
+        "internal_exchange_code_rows": exchange_rows,
+        "target_tiles": target,
+    }
     detail = "{} rows on {} tiles{}, {} of them {}".format(
-        rows, tiles, "" if target is None else " (of {})".format(target), exchange_rows,
-        EXCHANGE_CODE_CATEGORY)
+        rows,
+        tiles,
+        "" if target is None else " (of {})".format(target),
+        exchange_rows,
+        EXCHANGE_CODE_CATEGORY,
+    )
     if not rows:
         return doctor_check("vars_info", WARN, "vars_info is empty", NO_LOWERED_VARS, **data)
     if target is not None and tiles < target:
-        return doctor_check("vars_info", WARN, detail, "per-tile variables are missing on some "
-                      "tiles: was autoReport.outputLoweredVars on? exchange_memory_per_tile "
-                      "covers only the tiles listed", **data)
+        return doctor_check(
+            "vars_info",
+            WARN,
+            detail,
+            "per-tile variables are missing on some "
+            "tiles: was autoReport.outputLoweredVars on? exchange_memory_per_tile "
+            "covers only the tiles listed",
+            **data,
+        )
     if not exchange_rows:
-        return doctor_check("vars_info", OK, detail, "lowered variables look enabled, but none is "
-                      "exchange code: exchange_memory_per_tile's min, avg and max are null", **data)
-    return doctor_check("vars_info", OK, detail, "lowered variables look enabled: "
-                  "exchange_memory_per_tile is read from them", **data)
+        return doctor_check(
+            "vars_info",
+            OK,
+            detail,
+            "lowered variables look enabled, but none is "
+            "exchange code: exchange_memory_per_tile's min, avg and max are null",
+            **data,
+        )
+    return doctor_check(
+        "vars_info",
+        OK,
+        detail,
+        "lowered variables look enabled: exchange_memory_per_tile is read from them",
+        **data,
+    )

@@ -35,28 +35,47 @@ def read_sql(path) -> SqlSide:
         program_names, compute_set_names = profile.names()
         db = profile.db
         try:
-            program_stats = tuple(db.execute(
-                "SELECT count(*), min(id), max(id) FROM programs").fetchone())
+            program_stats = tuple(
+                db.execute("SELECT count(*), min(id), max(id) FROM programs").fetchone()
+            )
             step_programs = db.execute(
                 "SELECT DISTINCT program, CAST(type AS TEXT) FROM steps "
-                "WHERE program IS NOT NULL ORDER BY program").fetchall()
+                "WHERE program IS NOT NULL ORDER BY program"
+            ).fetchall()
             on_tile = db.execute(
                 "SELECT DISTINCT program, compute_set FROM steps WHERE type = "
                 "'OnTileExecute' AND program IS NOT NULL AND compute_set IS NOT NULL "
-                "ORDER BY program, compute_set").fetchall()
+                "ORDER BY program, compute_set"
+            ).fetchall()
             rows_per_step = db.execute(
                 "SELECT n, count(*) FROM (SELECT count(*) AS n FROM steps_by_ipu "
-                "GROUP BY step_id) GROUP BY n ORDER BY n").fetchall()
-            categories = [row[0] for row in db.execute(
-                "SELECT id FROM var_categories WHERE name = ?", (EXCHANGE_CODE_CATEGORY,))]
+                "GROUP BY step_id) GROUP BY n ORDER BY n"
+            ).fetchall()
+            categories = [
+                row[0]
+                for row in db.execute(
+                    "SELECT id FROM var_categories WHERE name = ?", (EXCHANGE_CODE_CATEGORY,)
+                )
+            ]
             marks = ", ".join("?" * len(categories)) or "NULL"
-            vars_info = tuple(db.execute(
-                "SELECT count(*), count(DISTINCT tile), coalesce(sum(category IN ({})), 0) "
-                "FROM vars_info".format(marks), categories).fetchone())
+            vars_info = tuple(
+                db.execute(
+                    "SELECT count(*), count(DISTINCT tile), coalesce(sum(category IN ({})), 0) "
+                    "FROM vars_info".format(marks),
+                    categories,
+                ).fetchone()
+            )
         except SQL_ERRORS as exc:
             raise profile.error(exc) from exc
-    return SqlSide(program_names, compute_set_names, program_stats, step_programs,
-                   on_tile, rows_per_step, vars_info)
+    return SqlSide(
+        program_names,
+        compute_set_names,
+        program_stats,
+        step_programs,
+        on_tile,
+        rows_per_step,
+        vars_info,
+    )
 
 
 class PvaSide:

@@ -64,22 +64,32 @@ def _sql_facts(db, path: Path, exact: bool) -> dict:
     pages = db.execute("PRAGMA page_count").fetchone()[0]
     masters = db.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
-        "ESCAPE '\\' ORDER BY name").fetchall()
-    views = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE "
-                                            "type = 'view'")]  # listed, never run
+        "ESCAPE '\\' ORDER BY name"
+    ).fetchall()
+    views = [
+        name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'view'")
+    ]  # listed, never run
     stat1 = _stat1_counts(db)
     tables = []
     for name, sql in masters:
         try:
-            columns = [row[1] for row in db.execute(
-                "PRAGMA table_info({})".format(quote_identifier(name)))]
+            columns = [
+                row[1] for row in db.execute("PRAGMA table_info({})".format(quote_identifier(name)))
+            ]
         except sqlite3.OperationalError:
             if not _VIRTUAL.search(sql or ""):
                 raise
             columns = None  # a virtual table whose module this SQLite lacks
         rows, method = _row_count(db, name, sql or "", columns or [], stat1, exact)
-        tables.append({"name": name, "rows": rows, "rows_estimated": method in ESTIMATES,
-                       "rows_method": method, "columns": columns})
+        tables.append(
+            {
+                "name": name,
+                "rows": rows,
+                "rows_estimated": method in ESTIMATES,
+                "rows_method": method,
+                "columns": columns,
+            }
+        )
     return {
         "profile": shown_path(path),
         "file_bytes": os.path.getsize(str(path)),
@@ -105,7 +115,7 @@ def _stat1_counts(db) -> dict:
     for table, stat in found:
         text = str(stat) if isinstance(stat, int) else stat  # an INTEGER put by hand
         rows = _STAT1_ROWS.match(text) if isinstance(text, str) else None
-        if rows is not None and int(rows.group(1)) < 2 ** 63 and table not in counts:
+        if rows is not None and int(rows.group(1)) < 2**63 and table not in counts:
             counts[table] = int(rows.group(1))
     return counts
 
@@ -142,8 +152,9 @@ def _row_count(db, name, sql, columns, stat1, exact):
             return count()
         return span, ROWID_SPAN
     # No rowid to measure by: count, but read no more than the limit's worth of rows.
-    bounded = db.execute("SELECT count(*) FROM (SELECT 1 FROM {} LIMIT {})".format(
-        table, EXACT_COUNT_LIMIT + 1)).fetchone()[0]
+    bounded = db.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM {} LIMIT {})".format(table, EXACT_COUNT_LIMIT + 1)
+    ).fetchone()[0]
     if bounded <= EXACT_COUNT_LIMIT:
         return bounded, COUNTED
     if name in stat1:
@@ -158,14 +169,12 @@ def required_status(tables: list, views=()) -> dict:
     # As the extractor checks them: SQLite's table names ignore case, column names are
     # compared as written.
     columns_of = {table["name"].lower(): set(table["columns"] or ()) for table in tables}
-    virtual = {table["name"].lower() for table in tables
-               if table.get("rows_method") == NOT_COUNTED}
+    virtual = {table["name"].lower() for table in tables if table.get("rows_method") == NOT_COUNTED}
     views = {view.lower() for view in views}
     status, problems = [], []
     for name, needed in REQUIRED_COLUMNS.items():
         present = name.lower() in columns_of
-        missing = ([c for c in needed if c not in columns_of[name.lower()]] if present
-                   else [])
+        missing = [c for c in needed if c not in columns_of[name.lower()]] if present else []
         status.append({"table": name, "present": present, "missing_columns": missing})
         if not present and name.lower() in views:
             problems.append("{!r} is a view, not a table".format(name))
@@ -179,8 +188,7 @@ def required_status(tables: list, views=()) -> dict:
 
 
 def _pva_not_asked() -> dict:
-    return {"asked": False, "importable": None, "version": None, "module": None,
-            "error": None}
+    return {"asked": False, "importable": None, "version": None, "module": None, "error": None}
 
 
 def pva_status():
@@ -188,12 +196,27 @@ def pva_status():
     try:
         pva = importlib.import_module("pva")
     except Exception as exc:  # ImportError, or the SDK's native library failing to load
-        return ({"asked": True, "importable": False, "version": None, "module": None,
-                 "error": one_line("{}: {}".format(type(exc).__name__, exc))}, None)
+        return (
+            {
+                "asked": True,
+                "importable": False,
+                "version": None,
+                "module": None,
+                "error": one_line("{}: {}".format(type(exc).__name__, exc)),
+            },
+            None,
+        )
     version = getattr(pva, "__version__", None)
-    return ({"asked": True, "importable": True,
-             "version": str(version) if version is not None else None,
-             "module": getattr(pva, "__file__", None), "error": None}, pva)
+    return (
+        {
+            "asked": True,
+            "importable": True,
+            "version": str(version) if version is not None else None,
+            "module": getattr(pva, "__file__", None),
+            "error": None,
+        },
+        pva,
+    )
 
 
 def report_facts(pva, path: Path) -> dict:
@@ -202,8 +225,13 @@ def report_facts(pva, path: Path) -> dict:
     pva reads lazily, so each attribute is asked for on its own: one it cannot give is
     null and the reason is kept, and the others are still reported.
     """
-    facts: Dict[str, Any] = {"opened": False, "poplar_version": None, "format_version": None,
-             "unstable_format": None, "errors": []}
+    facts: Dict[str, Any] = {
+        "opened": False,
+        "poplar_version": None,
+        "format_version": None,
+        "unstable_format": None,
+        "errors": [],
+    }
     try:
         report = pva.openReport(str(path))
     except Exception as exc:  # pva's C++ core raises its own exception types
@@ -226,14 +254,19 @@ def report_versions(report, errors: list) -> dict:
             errors.append("{}: {}: {}".format(what, type(exc).__name__, one_line(exc)))
             return None
 
-    facts: Dict[str, Any] = {"poplar_version": None, "format_version": None,
-                             "unstable_format": None}
+    facts: Dict[str, Any] = {
+        "poplar_version": None,
+        "format_version": None,
+        "unstable_format": None,
+    }
     poplar = ask("poplarVersion", lambda: report.poplarVersion.string)
     facts["poplar_version"] = str(poplar) if poplar is not None else None
     version = ask("version", lambda: report.version)
     if version is not None:
-        numbers = ask("version", lambda: "{}.{}.{}".format(
-            int(version.major), int(version.minor), int(version.point)))
+        numbers = ask(
+            "version",
+            lambda: "{}.{}.{}".format(int(version.major), int(version.minor), int(version.point)),
+        )
         facts["format_version"] = numbers
         unstable = ask("version.isUnstableFormat", lambda: version.isUnstableFormat)
         facts["unstable_format"] = bool(unstable) if unstable is not None else None
@@ -242,20 +275,25 @@ def report_versions(report, errors: list) -> dict:
 
 # --- text for people ------------------------------------------------------------------
 
+
 def inspect_text(answer: dict) -> str:
     """The human-readable form of inspect_profile's answer. Table and column names, and
     whatever pva says, are the profile's: every line is written by
     `escaping.terminal_text`, so that none reaches the terminal as a control sequence."""
     lines = []
     sqlite = answer["sqlite"]
-    lines.append("{}: {:,} bytes, SQLite ({:,} pages of {:,} bytes)".format(
-        answer["profile"], answer["file_bytes"], sqlite["pages"], sqlite["page_size"]))
+    lines.append(
+        "{}: {:,} bytes, SQLite ({:,} pages of {:,} bytes)".format(
+            answer["profile"], answer["file_bytes"], sqlite["pages"], sqlite["page_size"]
+        )
+    )
     required = answer["required"]
     if required["ok"]:
         lines.append("extractor's tables and columns: all present")
     else:
-        lines.append("extractor's tables and columns: MISSING: {}".format(
-            "; ".join(required["problems"])))
+        lines.append(
+            "extractor's tables and columns: MISSING: {}".format("; ".join(required["problems"]))
+        )
     for entry in required["tables"]:
         if not entry["present"]:
             state = "missing"
@@ -268,19 +306,25 @@ def inspect_text(answer: dict) -> str:
     tables = answer["tables"]
     estimated = any(t["rows_estimated"] for t in tables)
     lines.append("")
-    lines.append("tables ({}){}:".format(
-        len(tables), ", ~ or > marks an estimated count" if estimated else ""))
+    lines.append(
+        "tables ({}){}:".format(
+            len(tables), ", ~ or > marks an estimated count" if estimated else ""
+        )
+    )
     names = [terminal_text(t["name"]) for t in tables]  # escaped before measuring
     width = max([len(name) for name in names] + [5])
     counts = [_count_text(t) for t in tables]
     count_width = max([len(c) for c in counts] + [4])
-    lines.append("  {:<{w}}  {:>{c}}  {}".format("table", "rows", "columns", w=width,
-                                                c=count_width))
+    lines.append(
+        "  {:<{w}}  {:>{c}}  {}".format("table", "rows", "columns", w=width, c=count_width)
+    )
     for table, name, count in zip(tables, names, counts):
-        columns = ("(unknown: a virtual table this SQLite cannot open)"
-                   if table["columns"] is None else ", ".join(table["columns"]))
-        lines.append("  {:<{w}}  {:>{c}}  {}".format(name, count, columns,
-                                                    w=width, c=count_width))
+        columns = (
+            "(unknown: a virtual table this SQLite cannot open)"
+            if table["columns"] is None
+            else ", ".join(table["columns"])
+        )
+        lines.append("  {:<{w}}  {:>{c}}  {}".format(name, count, columns, w=width, c=count_width))
     methods = sorted({t["rows_method"] for t in tables if t["rows_method"] != COUNTED})
     for method in methods:
         lines.append("  {}: {}".format(method, _METHOD_NOTES[method]))
@@ -295,10 +339,10 @@ def inspect_text(answer: dict) -> str:
 
 _METHOD_NOTES = {
     ROWID_SPAN: "~ counts are max(rowid) - min(rowid) + 1: at least the row count, and "
-                "equal to it unless rowids have gaps (--exact counts them)",
+    "equal to it unless rowids have gaps (--exact counts them)",
     STAT1: "~ counts are those ANALYZE stored in sqlite_stat1 (--exact counts them)",
     LOWER_BOUND: "> counts are lower bounds: the table has no rowid to estimate by, and "
-                 "counting stopped there (--exact counts them)",
+    "counting stopped there (--exact counts them)",
     NOT_COUNTED: "? marks a virtual table, never counted",
 }
 
@@ -317,10 +361,12 @@ def _pva_text(status: dict) -> str:
         return "pva: not asked (--no-pva)"
     if not status["importable"]:
         return "pva: not importable ({}); the Poplar SDK's enable.sh provides it".format(
-            status["error"])
+            status["error"]
+        )
     return "pva: importable, version {}, from {}".format(
         status["version"] or "unknown (the module has no __version__)",
-        status["module"] or "an unknown place")
+        status["module"] or "an unknown place",
+    )
 
 
 def _report_text(report: dict) -> list:
@@ -329,8 +375,11 @@ def _report_text(report: dict) -> list:
     format_version = report["format_version"] or "unknown"
     if report["unstable_format"]:
         format_version += " (unstable format)"
-    lines = ["report: Poplar {}, profile format {}".format(
-        report["poplar_version"] or "unknown", format_version)]
+    lines = [
+        "report: Poplar {}, profile format {}".format(
+            report["poplar_version"] or "unknown", format_version
+        )
+    ]
     for error in report["errors"]:
         lines.append("  pva could not tell {}".format(error))
     return lines

@@ -21,11 +21,15 @@ EXCHANGE_KIND = "DoExchange"
 SELECTOR_NOTES = {
     "kernel": ("step rows of any kind", "kernels will be empty, qkv_executions 0"),
     "anchor": ("kernel rows", "kernels will be empty, qkv_executions 0"),
-    "attention_exchange": ("DoExchange step rows (the summary: pva's exchange programs)",
-                           "attention_exchanges will likely be empty"),
+    "attention_exchange": (
+        "DoExchange step rows (the summary: pva's exchange programs)",
+        "attention_exchanges will likely be empty",
+    ),
     "input_delivered": ("StreamCopyEnd step rows", "device_spans will be empty"),
-    "output_begins": ("StreamCopyBegin step rows", ("no inference ends: device_spans "
-                                                    "will be empty")),
+    "output_begins": (
+        "StreamCopyBegin step rows",
+        ("no inference ends: device_spans will be empty"),
+    ),
 }
 
 
@@ -94,18 +98,21 @@ def check_stages(path, rules: StageRules, top: int = 10) -> dict:
     for label in labels:
         tally = stages.get(label, _Tally())
         patterns = [rule.pattern for rule in rules.rules if rule.label == label]
-        stage_entries.append({
-            "label": label,
-            "fallback": label == rules.fallback,
-            "patterns": [pattern.pattern for pattern in patterns],
-            "rows": tally.rows,
-            "names": len(tally.names),
-            "cycles": tally.cycles,
-            # Names any of its patterns match, whichever rule took them: more than `names`
-            # means earlier rules took some.
-            "pattern_names": sum(1 for name in everything.names
-                                 if any(p.search(name) for p in patterns)),
-        })
+        stage_entries.append(
+            {
+                "label": label,
+                "fallback": label == rules.fallback,
+                "patterns": [pattern.pattern for pattern in patterns],
+                "rows": tally.rows,
+                "names": len(tally.names),
+                "cycles": tally.cycles,
+                # Names any of its patterns match, whichever rule took them: more than `names`
+                # means earlier rules took some.
+                "pattern_names": sum(
+                    1 for name in everything.names if any(p.search(name) for p in patterns)
+                ),
+            }
+        )
 
     ranked = sorted(unmatched.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
     fallback = stages.get(rules.fallback, _Tally())
@@ -122,22 +129,28 @@ def check_stages(path, rules: StageRules, top: int = 10) -> dict:
             "rows": fallback.rows,
             "names": len(fallback.names),
             "cycles": fallback.cycles,
-            "top": [{"name": name, "rows": rows, "cycles": cycles}
-                    for name, (rows, cycles) in ranked[:top]],
+            "top": [
+                {"name": name, "rows": rows, "cycles": cycles}
+                for name, (rows, cycles) in ranked[:top]
+            ],
         },
-        "selectors": [{
-            "selector": key,
-            "pattern": getattr(rules, key).pattern,
-            "tried_on": SELECTOR_NOTES[key][0],
-            "rows": selectors[key].rows,
-            "steps": selectors[key].steps,
-            "names": len(selectors[key].names),
-            "found": selectors[key].rows > 0,
-        } for key in SELECTORS],
+        "selectors": [
+            {
+                "selector": key,
+                "pattern": getattr(rules, key).pattern,
+                "tried_on": SELECTOR_NOTES[key][0],
+                "rows": selectors[key].rows,
+                "steps": selectors[key].steps,
+                "names": len(selectors[key].names),
+                "found": selectors[key].rows > 0,
+            }
+            for key in SELECTORS
+        ],
     }
 
 
 # --- text for people ------------------------------------------------------------------
+
 
 def _count(number: int, noun: str) -> str:
     return "{:,} {}{}".format(number, noun, "" if number == 1 else "s")
@@ -147,8 +160,9 @@ def _share(part: int, whole: int) -> str:
     return "{:.1f}%".format(100.0 * part / whole) if whole else "-"
 
 
-def _table(header: List[str], rows: List[List[str]], left: int = 1,
-           last_free: bool = False) -> List[str]:
+def _table(
+    header: List[str], rows: List[List[str]], left: int = 1, last_free: bool = False
+) -> List[str]:
     """Columns padded to width: the first `left` columns to the left, the others right;
     `last_free` leaves the last column as it is (a name, however long). Cells are
     measured as `escaping.terminal_text` writes them."""
@@ -157,8 +171,10 @@ def _table(header: List[str], rows: List[List[str]], left: int = 1,
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     lines = []
     for cells in [header] + rows:
-        parts = [cell.ljust(width) if index < left else cell.rjust(width)
-                 for index, (cell, width) in enumerate(zip(cells, widths))]
+        parts = [
+            cell.ljust(width) if index < left else cell.rjust(width)
+            for index, (cell, width) in enumerate(zip(cells, widths))
+        ]
         if last_free:
             parts[-1] = cells[-1]
         lines.append("  " + "  ".join(parts).rstrip())
@@ -170,19 +186,32 @@ def stages_text(answer: dict) -> str:
     patterns are the profile's and the rules file's: every line is written by
     `escaping.terminal_text`, so that none reaches the terminal as a control sequence."""
     total = answer["cycles"]
-    lines = ["{}: {:,} step rows ({:,} steps), {:,} distinct names, {:,} cycles; rules: {}"
-             .format(answer["profile"], answer["step_rows"], answer["steps"], answer["names"],
-                     total, answer["rules"]["source"])]
+    lines = [
+        "{}: {:,} step rows ({:,} steps), {:,} distinct names, {:,} cycles; rules: {}".format(
+            answer["profile"],
+            answer["step_rows"],
+            answer["steps"],
+            answer["names"],
+            total,
+            answer["rules"]["source"],
+        )
+    ]
     if answer["step_rows"] == 0:
-        lines.append("no step rows: a compile-only profile (no execution trace); nothing to "
-                     "match")
+        lines.append("no step rows: a compile-only profile (no execution trace); nothing to match")
     lines.append("")
     lines.append("stages (first matching rule wins):")
     rows = []
     for stage in answer["stages"]:
         label = stage["label"] + (" (fallback)" if stage["fallback"] else "")
-        rows.append([label, "{:,}".format(stage["rows"]), "{:,}".format(stage["names"]),
-                     "{:,}".format(stage["cycles"]), _share(stage["cycles"], total)])
+        rows.append(
+            [
+                label,
+                "{:,}".format(stage["rows"]),
+                "{:,}".format(stage["names"]),
+                "{:,}".format(stage["cycles"]),
+                _share(stage["cycles"], total),
+            ]
+        )
     lines.extend(_table(["stage", "rows", "names", "cycles", "share"], rows))
 
     empty = [s for s in answer["stages"] if s["rows"] == 0 and not s["fallback"]]
@@ -193,7 +222,8 @@ def stages_text(answer: dict) -> str:
             patterns = ", ".join("'{}'".format(p) for p in stage["patterns"])
             if stage["pattern_names"]:
                 why = "matches {}, all taken by earlier rules".format(
-                    _count(stage["pattern_names"], "name"))
+                    _count(stage["pattern_names"], "name")
+                )
             else:
                 why = "matches no step name"
             lines.append("  {!r} ({}): {}".format(stage["label"], patterns, why))
@@ -202,30 +232,51 @@ def stages_text(answer: dict) -> str:
     lines.append("selectors:")
     rows = []
     for selector in answer["selectors"]:
-        found = ("{}, {}, {}".format(_count(selector["rows"], "row"),
-                                     _count(selector["steps"], "step"),
-                                     _count(selector["names"], "name"))
-                 if selector["found"] else "FOUND NOTHING")
-        rows.append([selector["selector"], "'{}'".format(selector["pattern"]), found,
-                     "in " + selector["tried_on"]])
+        found = (
+            "{}, {}, {}".format(
+                _count(selector["rows"], "row"),
+                _count(selector["steps"], "step"),
+                _count(selector["names"], "name"),
+            )
+            if selector["found"]
+            else "FOUND NOTHING"
+        )
+        rows.append(
+            [
+                selector["selector"],
+                "'{}'".format(selector["pattern"]),
+                found,
+                "in " + selector["tried_on"],
+            ]
+        )
     lines.extend(_table(["selector", "pattern", "found", "tried on"], rows, left=4))
     for selector in answer["selectors"]:
         if not selector["found"] and answer["step_rows"]:
-            lines.append("  {} found nothing: {}".format(
-                selector["selector"], SELECTOR_NOTES[selector["selector"]][1]))
+            lines.append(
+                "  {} found nothing: {}".format(
+                    selector["selector"], SELECTOR_NOTES[selector["selector"]][1]
+                )
+            )
 
     unmatched = answer["unmatched"]
     lines.append("")
     if not unmatched["rows"]:
         lines.append("unmatched names: none (every step row has a rule's stage)")
     else:
-        lines.append("most common unmatched names (stage {!r}: {:,} rows, {:,} names, {} of "
-                     "cycles){}".format(unmatched["label"], unmatched["rows"],
-                                        unmatched["names"],
-                                        _share(unmatched["cycles"], total),
-                                        ":" if unmatched["top"] else ""))
-        rows = [["{:,}".format(n["rows"]), "{:,}".format(n["cycles"]), _quote(n["name"])]
-                for n in unmatched["top"]]
+        lines.append(
+            "most common unmatched names (stage {!r}: {:,} rows, {:,} names, {} of "
+            "cycles){}".format(
+                unmatched["label"],
+                unmatched["rows"],
+                unmatched["names"],
+                _share(unmatched["cycles"], total),
+                ":" if unmatched["top"] else "",
+            )
+        )
+        rows = [
+            ["{:,}".format(n["rows"]), "{:,}".format(n["cycles"]), _quote(n["name"])]
+            for n in unmatched["top"]
+        ]
         if rows:
             lines.extend(_table(["rows", "cycles", "name"], rows, left=0, last_free=True))
     return "".join(terminal_text(line) + "\n" for line in lines)

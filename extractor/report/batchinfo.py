@@ -89,8 +89,7 @@ class HeatMapBlocks(NamedTuple):
 
 def _is_int(value) -> bool:
     """A whole number of 64 bits (read_blocks_json refuses any other already)."""
-    return isinstance(value, int) and not isinstance(value, bool) and \
-        -(2 ** 63) <= value < 2 ** 63
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
 
 
 def _whole_or_null(value) -> bool:
@@ -113,14 +112,20 @@ def read_heat_map_blocks(summary_path: Path) -> Optional[HeatMapBlocks]:
     bodies = []
     for number, body in enumerate(blocks):
         cycles = body.get("cycles") if isinstance(body, dict) else None
-        if not (isinstance(body, dict) and _is_int(body.get("run"))
-                and _is_int(body.get("block")) and isinstance(cycles, dict)
-                and all(isinstance(k, str) and _whole_or_null(v) for k, v in cycles.items())
-                and _whole_or_null(body.get("total"))):
-            raise not_blocks(path, "blocks[{}] is not an object with whole numbers run, "
-                             "block, cycles per label and total".format(number))
+        if not (
+            isinstance(body, dict)
+            and _is_int(body.get("run"))
+            and _is_int(body.get("block"))
+            and isinstance(cycles, dict)
+            and all(isinstance(k, str) and _whole_or_null(v) for k, v in cycles.items())
+            and _whole_or_null(body.get("total"))
+        ):
+            raise not_blocks(
+                path,
+                "blocks[{}] is not an object with whole numbers run, "
+                "block, cycles per label and total".format(number),
+            )
         per_stage: Dict[str, Optional[int]] = dict(body["cycles"])
         bodies.append(HeatMapBody(body["run"], body["block"], per_stage, body.get("total")))
     check_blocks(path, data)  # the rest of the file too: a file it is not is refused
     return HeatMapBlocks(path, list(stages), bodies)
-

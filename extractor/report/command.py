@@ -8,8 +8,13 @@ from ..errors import UsageError
 from ..output import STDOUT, write_output
 
 
-def run_table(paths: Sequence, labels: Sequence[str], output: Optional[str],
-              table_format: str, warn: Callable[[str], None]) -> None:
+def run_table(
+    paths: Sequence,
+    labels: Sequence[str],
+    output: Optional[str],
+    table_format: str,
+    warn: Callable[[str], None],
+) -> None:
     """`extract table`: the recordings' metrics, one line each, to `output`."""
     from ..compare.command import read_recordings
     from .table import table_bytes
@@ -27,14 +32,24 @@ def baseline_index(labels: Sequence[str], baseline: Optional[str]) -> int:
     if baseline is None:
         return 0
     if baseline not in labels:
-        raise UsageError("--baseline {}: no recording is labelled so (the labels: {})".format(
-            baseline, ", ".join(labels[:10]) + (", ..." if len(labels) > 10 else "")))
+        raise UsageError(
+            "--baseline {}: no recording is labelled so (the labels: {})".format(
+                baseline, ", ".join(labels[:10]) + (", ..." if len(labels) > 10 else "")
+            )
+        )
     return list(labels).index(baseline)
 
 
-def run_report(paths: Sequence, labels: Sequence[str], output: Optional[str], *,
-               baseline: Optional[str], budget_file: Optional[Path], title: Optional[str],
-               warn: Callable[[str], None]) -> None:
+def run_report(
+    paths: Sequence,
+    labels: Sequence[str],
+    output: Optional[str],
+    *,
+    baseline: Optional[str],
+    budget_file: Optional[Path],
+    title: Optional[str],
+    warn: Callable[[str], None],
+) -> None:
     """`extract report`: one HTML page for the recordings, to `output`."""
     from ..compare.command import read_recordings
     from .batchinfo import read_index_facts
@@ -43,18 +58,22 @@ def run_report(paths: Sequence, labels: Sequence[str], output: Optional[str], *,
     budget = None
     if budget_file is not None:  # usage errors before any summary is read, as compare's
         from ..compare.budget import load_budget
+
         budget = load_budget(budget_file)
     notes: List[str] = []  # told once the page is written: an error is told alone
-    recordings = read_recordings(paths, labels, [("-o", output)],
-                                 [budget_file] if budget_file else [], notes.append)
+    recordings = read_recordings(
+        paths, labels, [("-o", output)], [budget_file] if budget_file else [], notes.append
+    )
     index = baseline_index([r.label for r in recordings], baseline)
     checks = None
     if budget is not None:  # compare --budget's own checks; its baseline comes first
         from ..compare.budget import check_budget
+
         ordered = [recordings[index]] + [r for i, r in enumerate(recordings) if i != index]
         checks = check_budget(budget, ordered)
-    page = build_page(recordings, read_index_facts(paths), baseline=index, title=title,
-                      checks=checks)
+    page = build_page(
+        recordings, read_index_facts(paths), baseline=index, title=title, checks=checks
+    )
     shown = {str(r.path) for r in recordings}
     for item in page.untrusted:  # the summaries' are among the notes already
         if item.path not in shown:

@@ -40,8 +40,18 @@ ABSENT = "\u2014"  # an em dash
 
 # Stage colours (Okabe and Ito's palette, told apart with colour-blindness too); the
 # stages take them in order of appearance, a stage beyond them starts again.
-STAGE_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
-                 "#F0E442", "#999999", "#000000", "#8C564B")
+STAGE_COLOURS = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#999999",
+    "#000000",
+    "#8C564B",
+)
 HEAT_LEVELS = 9  # heat map shades, from the column's least cycles (0) to its most (8)
 # A heat map shows at most this many blocks (rows): a profile recording many inferences
 # would otherwise make the page too big to open. The shades and the slowest block are
@@ -87,8 +97,12 @@ class TableRow(NamedTuple):
 
 
 VERDICT_SYMBOLS = {"worse": "\u25b2", "better": "\u25bc", "same": "=", "changed": "\u2260"}
-VERDICT_WORDS = {"worse": "worse than the baseline", "better": "better than the baseline",
-                 "same": "as the baseline", "changed": "differs from the baseline"}
+VERDICT_WORDS = {
+    "worse": "worse than the baseline",
+    "better": "better than the baseline",
+    "same": "as the baseline",
+    "changed": "differs from the baseline",
+}
 
 
 def number_text(value) -> str:
@@ -114,8 +128,11 @@ def change(value, baseline, lower_is_better: bool) -> Optional[Change]:
     if percent is not None:
         text = "{:+.1f}%".format(percent)
     else:  # the baseline is 0
-        text = "{:+,}".format(difference) if isinstance(difference, int) else \
-            "{:+,.1f}".format(difference)
+        text = (
+            "{:+,}".format(difference)
+            if isinstance(difference, int)
+            else "{:+,.1f}".format(difference)
+        )
     return Change(verdict, VERDICT_SYMBOLS[verdict], text)
 
 
@@ -128,17 +145,18 @@ def columns_for(metric_maps: Sequence[Dict]) -> List[Column]:
         for name in found:
             if name.startswith(STAGE):
                 stages.setdefault(name, None)
-            elif name.startswith(DEVICE_SPAN) and name[len(DEVICE_SPAN):].isdigit():
-                spans = max(spans, int(name[len(DEVICE_SPAN):]))
-    columns = [Column(name, name[len(STAGE):], True) for name in stages]
+            elif name.startswith(DEVICE_SPAN) and name[len(DEVICE_SPAN) :].isdigit():
+                spans = max(spans, int(name[len(DEVICE_SPAN) :]))
+    columns = [Column(name, name[len(STAGE) :], True) for name in stages]
     columns.append(Column(STAGES_TOTAL, "stages total", True))
-    columns.extend(Column(device_span_metric(n), "device span {}".format(n), True)
-                   for n in range(1, min(spans, MAX_SPAN_COLUMNS) + 1))
+    columns.extend(
+        Column(device_span_metric(n), "device span {}".format(n), True)
+        for n in range(1, min(spans, MAX_SPAN_COLUMNS) + 1)
+    )
     columns.append(Column(DEVICE_SPAN_MEAN, "device span mean", True))
     columns.append(Column(QKV_EXECUTIONS, "QKV executions", False))
     columns.append(Column(EXCHANGE_MEMORY_MAX, "exchange memory max", True))
-    columns.append(Column(ALLOCATED_MEMORY_MAX, "allocated memory max",
-                          True))
+    columns.append(Column(ALLOCATED_MEMORY_MAX, "allocated memory max", True))
     return columns
 
 
@@ -186,7 +204,7 @@ LABEL_CHARACTERS = 34
 
 
 def _short(label: str, limit: int = LABEL_CHARACTERS) -> str:
-    return label if len(label) <= limit else "\u2026" + label[-(limit - 1):]
+    return label if len(label) <= limit else "\u2026" + label[-(limit - 1) :]
 
 
 def _tick_step(largest: float) -> float:
@@ -198,8 +216,9 @@ def _tick_step(largest: float) -> float:
     return 10 * magnitude
 
 
-def build_chart(rows: Sequence, stage_names: Sequence[str],
-                stage_cycles: Sequence[Dict[str, Optional[int]]]) -> Chart:
+def build_chart(
+    rows: Sequence, stage_names: Sequence[str], stage_cycles: Sequence[Dict[str, Optional[int]]]
+) -> Chart:
     """Horizontal stacked bars, one per recording (in the table's order): its stages'
     cycles end to end from zero, on one scale. A stage of negative cycles (a profile's
     numbers are used as they are) is drawn leftwards from zero, the scale then reaching
@@ -212,8 +231,7 @@ def build_chart(rows: Sequence, stage_names: Sequence[str],
     scale = PLOT_WIDTH / float(largest - smallest) if largest > smallest else 0.0
     zero = LABEL_WIDTH - smallest * scale
     bars = []
-    for index, (row, cycles, total, positive) in enumerate(zip(rows, stage_cycles, totals,
-                                                               above)):
+    for index, (row, cycles, total, positive) in enumerate(zip(rows, stage_cycles, totals, above)):
         y = CHART_TOP + index * (BAR_HEIGHT + BAR_GAP)
         right = left = zero
         segments = []
@@ -228,10 +246,14 @@ def build_chart(rows: Sequence, stage_names: Sequence[str],
             else:
                 left -= width
                 x, share = left, ""
-            segments.append(Segment(stage, colours[stage], round(x, 2), round(width, 2),
-                                    number_text(value), share))
-        bars.append(Bar(row.label, _short(row.label), y, segments, number_text(total),
-                        round(right + 4, 2)))
+            segments.append(
+                Segment(
+                    stage, colours[stage], round(x, 2), round(width, 2), number_text(value), share
+                )
+            )
+        bars.append(
+            Bar(row.label, _short(row.label), y, segments, number_text(total), round(right + 4, 2))
+        )
     ticks = []
     if largest > smallest:
         step = _tick_step(largest - smallest)
@@ -242,8 +264,17 @@ def build_chart(rows: Sequence, stage_names: Sequence[str],
             ticks.append(Tick(round(zero + at * scale, 2), _tick_text(at)))
     legend = [Segment(stage, colours[stage], 0, 0, "", "") for stage in stage_names]
     height = CHART_TOP + len(rows) * (BAR_HEIGHT + BAR_GAP) + 6
-    return Chart(LABEL_WIDTH + PLOT_WIDTH + RIGHT_MARGIN, height, LABEL_WIDTH, PLOT_WIDTH,
-                 BAR_HEIGHT, CHART_TOP, ticks, legend, bars)
+    return Chart(
+        LABEL_WIDTH + PLOT_WIDTH + RIGHT_MARGIN,
+        height,
+        LABEL_WIDTH,
+        PLOT_WIDTH,
+        BAR_HEIGHT,
+        CHART_TOP,
+        ticks,
+        legend,
+        bars,
+    )
 
 
 def _tick_text(value: float) -> str:
@@ -286,23 +317,25 @@ class HeatMap(NamedTuple):
         return sum(len(row.cells) for row in self.rows)
 
 
-def build_heat_map(label: str, blocks: HeatMapBlocks, run_order: Sequence[str] = ()
-                   ) -> HeatMap:
+def build_heat_map(label: str, blocks: HeatMapBlocks, run_order: Sequence[str] = ()) -> HeatMap:
     """Blocks by stages: each cell shaded by where it falls between its column's least
     and most cycles, so that the slow block of each stage stands out. The columns are in
     the order the first body runs its stages (`run_order`: the summary's kernels' stages,
     in step order), then the rest in the file's `stages` order. At most MAX_HEAT_COLUMNS
     stages get a column, and MAX_HEAT_ROWS blocks a row."""
-    with_cycles = {stage for body in blocks.bodies
-                   for stage, value in body.cycles.items() if value is not None}
+    with_cycles = {
+        stage for body in blocks.bodies for stage, value in body.cycles.items() if value is not None
+    }
     listed = set(blocks.stages)
-    present = [s for s in dict.fromkeys(list(run_order) + list(blocks.stages))
-               if s in with_cycles and (s in listed or s in run_order)]
+    present = [
+        s
+        for s in dict.fromkeys(list(run_order) + list(blocks.stages))
+        if s in with_cycles and (s in listed or s in run_order)
+    ]
     present += sorted({s for b in blocks.bodies for s in b.cycles} - set(present) - listed)
     not_shown = max(0, len(present) - MAX_HEAT_COLUMNS)
     present = present[:MAX_HEAT_COLUMNS]
-    table = [[body.cycles.get(stage) for stage in present] + [body.total]
-             for body in blocks.bodies]
+    table = [[body.cycles.get(stage) for stage in present] + [body.total] for body in blocks.bodies]
     columns = present + ["total"]
     ranges = []
     for index in range(len(columns)):
@@ -314,8 +347,11 @@ def build_heat_map(label: str, blocks: HeatMapBlocks, run_order: Sequence[str] =
         ranges.append((min(known), max(known)) if known else (0, 0))
     totals = [body.total for body in blocks.bodies if body.total is not None]
     slowest_total = max(totals) if totals else None
-    slowest_index = next((i for i, body in enumerate(blocks.bodies)
-                          if body.total == slowest_total), None) if totals else None
+    slowest_index = (
+        next((i for i, body in enumerate(blocks.bodies) if body.total == slowest_total), None)
+        if totals
+        else None
+    )
     rows = []
     for index, (body, values) in enumerate(zip(blocks.bodies, table)):
         if index >= MAX_HEAT_ROWS and index != slowest_index:
@@ -325,17 +361,27 @@ def build_heat_map(label: str, blocks: HeatMapBlocks, run_order: Sequence[str] =
             if value is None:
                 cells.append(HeatCell(ABSENT, None))
                 continue
-            level = 0 if high == low else round((HEAT_LEVELS - 1) * (value - low)
-                                                / float(high - low))
+            level = (
+                0 if high == low else round((HEAT_LEVELS - 1) * (value - low) / float(high - low))
+            )
             cells.append(HeatCell(number_text(value), level))
         rows.append(HeatRow(body.run, body.block, cells, index == slowest_index))
     slowest = None
     if slowest_index is not None:
         body = blocks.bodies[slowest_index]
-        slowest = "run {}, block {}: {} cycles".format(body.run, body.block,
-                                                       number_text(body.total))
-    return HeatMap(label, str(blocks.path), columns, rows, slowest, len(blocks.bodies),
-                   min(len(blocks.bodies), MAX_HEAT_ROWS), not_shown)
+        slowest = "run {}, block {}: {} cycles".format(
+            body.run, body.block, number_text(body.total)
+        )
+    return HeatMap(
+        label,
+        str(blocks.path),
+        columns,
+        rows,
+        slowest,
+        len(blocks.bodies),
+        min(len(blocks.bodies), MAX_HEAT_ROWS),
+        not_shown,
+    )
 
 
 # ---- budget checks -------------------------------------------------------------------
@@ -362,10 +408,18 @@ def check_lines(checks) -> List[CheckLine]:
     for check in checks:
         recording = check.recording
         recording = getattr(recording, "label", recording)
-        lines.append(CheckLine(str(recording), str(check.metric), str(check.pattern),
-                               str(check.budget), number_text(check.baseline),
-                               number_text(check.value), number_text(check.limit),
-                               str(check.status)))
+        lines.append(
+            CheckLine(
+                str(recording),
+                str(check.metric),
+                str(check.pattern),
+                str(check.budget),
+                number_text(check.baseline),
+                number_text(check.value),
+                number_text(check.limit),
+                str(check.status),
+            )
+        )
     return lines
 
 
@@ -402,9 +456,14 @@ class Page(NamedTuple):
     untrusted: List["Untrusted"]
 
 
-def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
-               title: Optional[str] = None, checks=None, made_at: Optional[datetime] = None
-               ) -> Page:
+def build_page(
+    recordings: Sequence,
+    index: IndexFacts,
+    baseline: int = 0,
+    title: Optional[str] = None,
+    checks=None,
+    made_at: Optional[datetime] = None,
+) -> Page:
     """What the page shows. `recordings`: compare's Recording objects, in order;
     `baseline`: the index of the one changes are measured against; `checks`: budget
     checks (or None without a budget)."""
@@ -416,18 +475,23 @@ def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
         cells = []
         for column in columns:
             value = values.get(column.metric)
-            delta = None if number == baseline else change(
-                value, base.get(column.metric), column.lower_is_better)
+            delta = (
+                None
+                if number == baseline
+                else change(value, base.get(column.metric), column.lower_is_better)
+            )
             cells.append(Cell(value, number_text(value), delta))
-        rows.append(TableRow(recording.label, recording.summary.profile, number == baseline,
-                             cells))
+        rows.append(TableRow(recording.label, recording.summary.profile, number == baseline, cells))
     stage_names = [c.heading for c in columns if c.metric.startswith(STAGE)]
     chart = build_chart(rows, stage_names, [r.summary.stage_cycles() for r in recordings])
     heat_maps, untrusted = [], []
     drawn_cells = 0
     for recording in recordings:
-        note = None if recording.origin is None else (
-            stale_problem(recording.origin) or record_note(recording.origin))
+        note = (
+            None
+            if recording.origin is None
+            else (stale_problem(recording.origin) or record_note(recording.origin))
+        )
         if note is not None:
             untrusted.append(Untrusted(recording.label, str(recording.path), note))
         beside(recording, BLOCKS_NAME, BlocksFileError)  # never read out of its folder
@@ -436,9 +500,13 @@ def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
             continue
         problem = blocks_belonging(recording)
         if problem is not None:  # never drawn as current: said instead
-            untrusted.append(Untrusted(recording.label, str(blocks.path),
-                                       "not drawn: it does not belong to the summary "
-                                       "beside it: " + problem))
+            untrusted.append(
+                Untrusted(
+                    recording.label,
+                    str(blocks.path),
+                    "not drawn: it does not belong to the summary beside it: " + problem,
+                )
+            )
             continue
         run_order = [kernel.get("stage") for kernel in recording.summary.kernels]
         heat_map = build_heat_map(recording.label, blocks, run_order)
@@ -448,13 +516,30 @@ def build_page(recordings: Sequence, index: IndexFacts, baseline: int = 0,
         drawn_cells += heat_map.cells
         heat_maps.append(heat_map)
     lines = None if checks is None else check_lines(checks)
-    counts = {status: sum(1 for line in lines or () if line.status == status)
-              for status in CHECK_STATUSES}
+    counts = {
+        status: sum(1 for line in lines or () if line.status == status) for status in CHECK_STATUSES
+    }
     made = made_at or datetime.now(timezone.utc)
-    return Page(title or DEFAULT_TITLE, made.strftime("%Y-%m-%d %H:%M:%S UTC"), __version__,
-                len(recordings), recordings[baseline].label, index, columns, rows, chart,
-                heat_maps, lines, counts, STAGE_COLOURS, HEAT_LEVELS, VERDICT_SYMBOLS,
-                VERDICT_WORDS, STATUS_SYMBOLS, untrusted)
+    return Page(
+        title or DEFAULT_TITLE,
+        made.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        __version__,
+        len(recordings),
+        recordings[baseline].label,
+        index,
+        columns,
+        rows,
+        chart,
+        heat_maps,
+        lines,
+        counts,
+        STAGE_COLOURS,
+        HEAT_LEVELS,
+        VERDICT_SYMBOLS,
+        VERDICT_WORDS,
+        STATUS_SYMBOLS,
+        untrusted,
+    )
 
 
 def render_page(page: Page) -> bytes:
@@ -463,7 +548,10 @@ def render_page(page: Page) -> bytes:
 
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("extractor.report", "templates"),
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-        lstrip_blocks=True)
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     text = environment.get_template("report.html.j2").render(page=page)
     return text.encode("utf-8", "backslashreplace")

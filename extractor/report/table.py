@@ -48,22 +48,29 @@ def render_csv(lines) -> str:
     writer = csv.writer(text, lineterminator="\r\n")
     writer.writerow(COLUMNS)
     for line in lines:
-        writer.writerow((csv_text_cell(line.recording), csv_text_cell(line.profile),
-                         csv_text_cell(line.metric), _number_text(line.value)))
+        writer.writerow(
+            (
+                csv_text_cell(line.recording),
+                csv_text_cell(line.profile),
+                csv_text_cell(line.metric),
+                _number_text(line.value),
+            )
+        )
     return text.getvalue()
 
 
 def render_jsonl(lines) -> str:
     # ensure_ascii=False: names as they are; a lone surrogate (a summary may hold one)
     # is written as \udXXX when the text is encoded (see table_bytes).
-    return "".join(json.dumps(dict(zip(COLUMNS, line)), ensure_ascii=False,
-                              allow_nan=False) + "\n" for line in lines)
+    return "".join(
+        json.dumps(dict(zip(COLUMNS, line)), ensure_ascii=False, allow_nan=False) + "\n"
+        for line in lines
+    )
 
 
 def table_bytes(recordings: Sequence, table_format: str = "csv") -> bytes:
     """The whole table in `table_format` ("csv" or "jsonl"), UTF-8."""
     if table_format not in FORMATS:
-        raise ValueError("no table format {!r}: one of {}".format(table_format,
-                                                                  ", ".join(FORMATS)))
+        raise ValueError("no table format {!r}: one of {}".format(table_format, ", ".join(FORMATS)))
     render = render_csv if table_format == "csv" else render_jsonl
     return render(table_lines(recordings)).encode("utf-8", "backslashreplace")

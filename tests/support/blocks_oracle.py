@@ -35,8 +35,12 @@ def read_rules(path=None) -> dict:
     for label in [rule["label"] for rule in data["rules"]] + [data["fallback"]]:
         if label not in labels:
             labels.append(label)
-    return {"rules": [(rule["pattern"], rule["label"]) for rule in data["rules"]],
-            "fallback": data["fallback"], "selectors": data["selectors"], "labels": labels}
+    return {
+        "rules": [(rule["pattern"], rule["label"]) for rule in data["rules"]],
+        "fallback": data["fallback"],
+        "selectors": data["selectors"],
+        "labels": labels,
+    }
 
 
 def step_rows(profile) -> list:
@@ -82,8 +86,12 @@ def _stats(entries):
     variance = sum((Fraction(v) - mean) ** 2 for v in values) / n
     low, high = min(values), max(values)
     return {
-        "blocks": n, "min": low, "median": _median(values), "mean": sum(values) / n,
-        "max": high, "stdev": math.sqrt(variance),
+        "blocks": n,
+        "min": low,
+        "median": _median(values),
+        "mean": sum(values) / n,
+        "max": high,
+        "stdev": math.sqrt(variance),
         "min_at": next([r, b] for v, r, b in entries if v == low),
         "max_at": next([r, b] for v, r, b in entries if v == high),
     }
@@ -97,12 +105,23 @@ def oracle_blocks(profile, label: str, rules_path=None) -> dict:
     def is_kernel(row):
         return re.search(selectors["kernel"], row["name"]) is not None
 
-    anchors = sorted({r["step"] for r in rows
-                      if is_kernel(r) and re.search(selectors["anchor"], r["name"])})
-    outputs = sorted({r["step"] for r in rows if r["kind"] == "StreamCopyBegin"
-                      and re.search(selectors["output_begins"], r["name"])})
-    inputs = sorted({r["step"] for r in rows if r["kind"] == "StreamCopyEnd"
-                     and re.search(selectors["input_delivered"], r["name"])})
+    anchors = sorted(
+        {r["step"] for r in rows if is_kernel(r) and re.search(selectors["anchor"], r["name"])}
+    )
+    outputs = sorted(
+        {
+            r["step"]
+            for r in rows
+            if r["kind"] == "StreamCopyBegin" and re.search(selectors["output_begins"], r["name"])
+        }
+    )
+    inputs = sorted(
+        {
+            r["step"]
+            for r in rows
+            if r["kind"] == "StreamCopyEnd" and re.search(selectors["input_delivered"], r["name"])
+        }
+    )
     bodies = []
     for k, begin in enumerate(anchors):
         ends = [anchors[k + 1]] if k + 1 < len(anchors) else []
@@ -110,25 +129,40 @@ def oracle_blocks(profile, label: str, rules_path=None) -> dict:
         end = min(ends) if ends else None
         run = len([i for i in inputs if i < begin])
         block = len([b for b in bodies if b["run"] == run])
-        kernel_rows = [r for r in rows if is_kernel(r) and r["step"] >= begin
-                       and (end is None or r["step"] < end)]
+        kernel_rows = [
+            r
+            for r in rows
+            if is_kernel(r) and r["step"] >= begin and (end is None or r["step"] < end)
+        ]
         cycles = {}
         for r in kernel_rows:
             stage = _stage(r["name"], rules)
             cycles[stage] = cycles.get(stage, 0) + (r["cycles"] or 0)
         ordered = {lab: cycles[lab] for lab in rules["labels"] if lab in cycles}
-        bodies.append({"run": run, "block": block, "first_step": begin, "end_step": end,
-                       "kernels": len(kernel_rows), "cycles": ordered,
-                       "total": sum(r["cycles"] or 0 for r in kernel_rows)})
+        bodies.append(
+            {
+                "run": run,
+                "block": block,
+                "first_step": begin,
+                "end_step": end,
+                "kernels": len(kernel_rows),
+                "cycles": ordered,
+                "total": sum(r["cycles"] or 0 for r in kernel_rows),
+            }
+        )
     stats = {}
     for lab in rules["labels"]:
-        entries = [(b["cycles"][lab], b["run"], b["block"]) for b in bodies
-                   if lab in b["cycles"]]
+        entries = [(b["cycles"][lab], b["run"], b["block"]) for b in bodies if lab in b["cycles"]]
         if entries:
             stats[lab] = _stats(entries)
     total = _stats([(b["total"], b["run"], b["block"]) for b in bodies]) if bodies else None
-    return {"profile": label, "stages": rules["labels"], "blocks": bodies, "stats": stats,
-            "total": total}
+    return {
+        "profile": label,
+        "stages": rules["labels"],
+        "blocks": bodies,
+        "stats": stats,
+        "total": total,
+    }
 
 
 def same(got, want, where="") -> None:
@@ -141,13 +175,14 @@ def same(got, want, where="") -> None:
             same(got[key], want[key], "{}.{}".format(where, key))
     elif isinstance(want, list):
         assert isinstance(got, list) and len(got) == len(want), "{}: {!r} != {!r}".format(
-            where, got, want)
+            where, got, want
+        )
         for index, (g, w) in enumerate(zip(got, want)):
             same(g, w, "{}[{}]".format(where, index))
     elif isinstance(want, float) or isinstance(got, float):
         assert isinstance(got, (int, float)) and not isinstance(got, bool), where
         assert math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12), "{}: {!r} != {!r}".format(
-            where, got, want)
+            where, got, want
+        )
     else:
-        assert type(got) is type(want) and got == want, "{}: {!r} != {!r}".format(
-            where, got, want)
+        assert type(got) is type(want) and got == want, "{}: {!r} != {!r}".format(where, got, want)

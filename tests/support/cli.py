@@ -50,18 +50,39 @@ def run_extract(*args, cwd=None, pva=True, env=None, timeout=120, prefix=(), **p
         environment["PYTHONPATH"] = str(PVA_DOUBLE)
     environment.update(env or {})
     popen.setdefault("stdout", subprocess.PIPE)
-    completed = subprocess.run(list(prefix) + extract_command() + [str(a) for a in args],
-                               cwd=cwd, env=environment, stderr=subprocess.PIPE,
-                               timeout=timeout, check=False, **popen)
+    completed = subprocess.run(
+        list(prefix) + extract_command() + [str(a) for a in args],
+        cwd=cwd,
+        env=environment,
+        stderr=subprocess.PIPE,
+        timeout=timeout,
+        check=False,
+        **popen,
+    )
     return Result(completed)
 
 
 # Commands that take no --timeout; any other first argument runs the default command.
-_NO_TIMEOUT = ("compare", "inspect", "stages", "merge", "doctor", "table", "report",
-               "--version", "-h", "--help")
-_CATCHABLE = [s for s in (getattr(signal, name, None) for name in
-                          ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", "SIGCHLD"))
-              if s is not None]
+_NO_TIMEOUT = (
+    "compare",
+    "inspect",
+    "stages",
+    "merge",
+    "doctor",
+    "table",
+    "report",
+    "--version",
+    "-h",
+    "--help",
+)
+_CATCHABLE = [
+    s
+    for s in (
+        getattr(signal, name, None)
+        for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", "SIGCHLD")
+    )
+    if s is not None
+]
 
 
 class InProcessResult:

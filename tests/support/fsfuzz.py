@@ -77,28 +77,68 @@ LINKS = {LINK_FILE: FILE, LINK_DIR: DIR, LINK_FIFO: FIFO, LINK_DEVICE: DEVICE}
 KEEP = (DIR, FIFO, DEVICE)
 
 # What may be at a path, by its role, and how often (weights).
-PROFILE_KINDS = [(FILE, 30), (LINK_FILE, 8), (ABSENT, 4), (DIR, 6), (FIFO, 7), (DEVICE, 6),
-                 (LINK_DIR, 4), (LINK_FIFO, 5), (LINK_DEVICE, 5), (DANGLING, 5), (LOOP, 3),
-                 (UNREADABLE, 6)]
-OUTPUT_KINDS = [(ABSENT, 40), (FILE, 14), (DIR, 6), (FIFO, 7), (DEVICE, 7), (LINK_FILE, 5),
-                (LINK_DIR, 4), (LINK_FIFO, 5), (LINK_DEVICE, 5), (DANGLING, 5), (LOOP, 4),
-                (UNREADABLE, 4)]
-FOLDER_KINDS = [(ABSENT, 25), (DIR, 40), (READONLY_DIR, 6), (LOCKED_DIR, 4), (FILE, 5),
-                (FIFO, 5), (DEVICE, 5), (LINK_DIR, 6), (LINK_FILE, 2), (LINK_FIFO, 3),
-                (LINK_DEVICE, 3), (DANGLING, 4), (LOOP, 2)]
+PROFILE_KINDS = [
+    (FILE, 30),
+    (LINK_FILE, 8),
+    (ABSENT, 4),
+    (DIR, 6),
+    (FIFO, 7),
+    (DEVICE, 6),
+    (LINK_DIR, 4),
+    (LINK_FIFO, 5),
+    (LINK_DEVICE, 5),
+    (DANGLING, 5),
+    (LOOP, 3),
+    (UNREADABLE, 6),
+]
+OUTPUT_KINDS = [
+    (ABSENT, 40),
+    (FILE, 14),
+    (DIR, 6),
+    (FIFO, 7),
+    (DEVICE, 7),
+    (LINK_FILE, 5),
+    (LINK_DIR, 4),
+    (LINK_FIFO, 5),
+    (LINK_DEVICE, 5),
+    (DANGLING, 5),
+    (LOOP, 4),
+    (UNREADABLE, 4),
+]
+FOLDER_KINDS = [
+    (ABSENT, 25),
+    (DIR, 40),
+    (READONLY_DIR, 6),
+    (LOCKED_DIR, 4),
+    (FILE, 5),
+    (FIFO, 5),
+    (DEVICE, 5),
+    (LINK_DIR, 6),
+    (LINK_FILE, 2),
+    (LINK_FIFO, 3),
+    (LINK_DEVICE, 3),
+    (DANGLING, 4),
+    (LOOP, 2),
+]
 ENTRY_FOLDER_KINDS = [(DIR, 85), (LOCKED_DIR, 5), (LINK_DIR, 10)]
 
-ROLES = {"profile": PROFILE_KINDS, "output": OUTPUT_KINDS, "folder": FOLDER_KINDS,
-         "entry": ENTRY_FOLDER_KINDS}
+ROLES = {
+    "profile": PROFILE_KINDS,
+    "output": OUTPUT_KINDS,
+    "folder": FOLDER_KINDS,
+    "entry": ENTRY_FOLDER_KINDS,
+}
 
 STDERR_LINE = re.compile(
     r"^(extract: (error|warning|note): \S.*"
     r"|\[\d+/\d+\] (ok|up to date): .+ (->|==) .+"
-    r"|\d+ extracted, \d+ up to date, \d+ failed)$")
+    r"|\d+ extracted, \d+ up to date, \d+ failed)$"
+)
 LAST_LINE = re.compile(r"^(\d+) extracted, (\d+) up to date, (\d+) failed$")
 
 
 # ---- who we are ---------------------------------------------------------------------
+
 
 def _privilege_drop():
     """The command prefix under which file permissions apply (root loses the
@@ -129,6 +169,7 @@ def available(kinds):
 
 # ---- a layout -----------------------------------------------------------------------
 
+
 class Slot:
     """One path of the layout and what is put there."""
 
@@ -138,8 +179,11 @@ class Slot:
 
     def __repr__(self):
         extra = " (a good profile inside)" if self.nested else ""
-        case = " [{}]".format(self.case) if self.case and self.kind in (
-            FILE, LINK_FILE, UNREADABLE) else ""
+        case = (
+            " [{}]".format(self.case)
+            if self.case and self.kind in (FILE, LINK_FILE, UNREADABLE)
+            else ""
+        )
         return "{:8} {!r}: {}{}{}".format(self.role, str(self.path), self.kind, case, extra)
 
 
@@ -162,8 +206,11 @@ class Example:
         self.mode, self.seed, self.number, self.root = mode, seed, number, Path(root)
         self.rng = random.Random("fsfuzz:{}:{}:{}".format(seed, mode, number))
         self.slots, self.candidates, self.links = [], [], 0
-        self.inputs, self.outputs, self.elsewhere = (self.root / "in", self.root / "out",
-                                                     self.root / "elsewhere")
+        self.inputs, self.outputs, self.elsewhere = (
+            self.root / "in",
+            self.root / "out",
+            self.root / "elsewhere",
+        )
         self.csv = self.rng.random() < 0.3
         (self._draw_single if mode == "single" else self._draw_batch)()
 
@@ -186,8 +233,11 @@ class Example:
     def slot(self, role, path, kind=None, **extra) -> Slot:
         slot = Slot(role, Path(path), kind or self.kind(role), **extra)
         if slot.kind in LINKS or slot.kind == DANGLING:
-            slot.target = self.elsewhere / "t{}".format(self.links) / (
-                slot.path.name if slot.kind != DANGLING else "missing")
+            slot.target = (
+                self.elsewhere
+                / "t{}".format(self.links)
+                / (slot.path.name if slot.kind != DANGLING else "missing")
+            )
             self.links += 1
         self.slots.append(slot)
         return slot
@@ -202,52 +252,97 @@ class Example:
         # The first examples go through the kinds in turn: each kind of profile (into a
         # folder), then a good profile into each kind of -o, into each kind of -o's
         # folder, and with --csv into each kind of step table; after them, drawn.
-        profiles, outputs, folders = (len(available(ROLES[r]))
-                                      for r in ("profile", "output", "folder"))
+        profiles, outputs, folders = (
+            len(available(ROLES[r])) for r in ("profile", "output", "folder")
+        )
         at_output, at_folder = profiles, profiles + outputs
         at_table, end = at_folder + folders, at_folder + folders + outputs
         forced = self.number < end
         self.csv = self.csv or at_table <= self.number < end
         table = CSV_NAMES[self.number % 2]
-        self.profile = self.slot("profile", folder / "profile.pop", self.nth("profile") or (
-            FILE if forced else None), case=self.case)
-        self.folder = self.slot("folder", self.outputs / self.odd_name("o", 0.15),
-                                self.nth("folder", at_folder) or (DIR if forced else None))
+        self.profile = self.slot(
+            "profile",
+            folder / "profile.pop",
+            self.nth("profile") or (FILE if forced else None),
+            case=self.case,
+        )
+        self.folder = self.slot(
+            "folder",
+            self.outputs / self.odd_name("o", 0.15),
+            self.nth("folder", at_folder) or (DIR if forced else None),
+        )
         self.output = self.folder.path / self.rng.choice(["summary.json", "s.json"])
         self.output_slots = []
         if self.folder.kind in (DIR, LINK_DIR, READONLY_DIR, LOCKED_DIR):
             inside = self.where(self.folder)
             names = [self.output.name] + (list(CSV_NAMES) if self.csv else [])
-            self.output_slots = [self.slot("output", inside / n, self.nth("output", at_output)
-                                           if n == names[0] else self.nth("output", at_table)
-                                           if n == table else None) for n in names]
+            self.output_slots = [
+                self.slot(
+                    "output",
+                    inside / n,
+                    self.nth("output", at_output)
+                    if n == names[0]
+                    else self.nth("output", at_table)
+                    if n == table
+                    else None,
+                )
+                for n in names
+            ]
         self.args = [self.profile.path, "-o", self.output] + (["--csv"] if self.csv else [])
 
     def _draw_batch(self):
         self.jobs = self.rng.choice([1, 2])
         self.rerun = self.rng.random() < 0.25
-        self.outdir = self.slot("folder", self.outputs / self.odd_name("o", 0.1),
-                                self.nth("folder") or  # the first: each kind in turn
-                                self.rng.choices([ABSENT, DIR, None], [30, 45, 25])[0])
-        inside = self.where(self.outdir) if self.outdir.kind in (
-            DIR, LINK_DIR, READONLY_DIR, LOCKED_DIR) else None
-        self.index = self.slot("output", inside / "index.jsonl",
-                               self.rng.choices([ABSENT, FILE, None], [60, 15, 25])[0]) \
-            if inside else None
-        self.lock = self.slot("output", inside / ".index.jsonl.lock", self.rng.choices(
-            [ABSENT, FILE, None], [70, 10, 20])[0]) if inside else None  # the index's lock
+        self.outdir = self.slot(
+            "folder",
+            self.outputs / self.odd_name("o", 0.1),
+            self.nth("folder")  # the first: each kind in turn
+            or self.rng.choices([ABSENT, DIR, None], [30, 45, 25])[0],
+        )
+        inside = (
+            self.where(self.outdir)
+            if self.outdir.kind in (DIR, LINK_DIR, READONLY_DIR, LOCKED_DIR)
+            else None
+        )
+        self.index = (
+            self.slot(
+                "output",
+                inside / "index.jsonl",
+                self.rng.choices([ABSENT, FILE, None], [60, 15, 25])[0],
+            )
+            if inside
+            else None
+        )
+        self.lock = (
+            self.slot(
+                "output",
+                inside / ".index.jsonl.lock",
+                self.rng.choices([ABSENT, FILE, None], [70, 10, 20])[0],
+            )
+            if inside
+            else None
+        )  # the index's lock
         for number in range(self.rng.randint(2, 5)):
             token = "p{}x".format(number)
             name = self.odd_name(token, 0.15)
             entry = self.slot("entry", self.inputs / name)
             first = number == 0
-            profile = self.slot("profile", entry.path / "profile.pop",
-                                FILE if first else None, case=self.rng.choice(CASES))
+            profile = self.slot(
+                "profile",
+                entry.path / "profile.pop",
+                FILE if first else None,
+                case=self.rng.choice(CASES),
+            )
             profile.nested = profile.kind in (DIR, LINK_DIR) and self.rng.random() < 0.5
             if profile.kind not in (ABSENT, DIR, LINK_DIR) or profile.nested:
-                candidate = Candidate(token, profile.path / "profile.pop" if profile.nested
-                                      else profile.path, profile.kind, profile.case,
-                                      profile.nested, entry.kind != LOCKED_DIR)
+                candidate = Candidate(
+                    token,
+                    profile.path / "profile.pop" if profile.nested else profile.path,
+                    profile.kind,
+                    profile.case,
+                    profile.nested,
+                    entry.kind != LOCKED_DIR,
+                )
                 self.candidates.append(candidate)
             else:
                 candidate = None
@@ -260,20 +355,26 @@ class Example:
                     slots = [self.slot("output", self.where(key) / n) for n in names]
                     if candidate and not candidate.nested:
                         candidate.clean = candidate.clean and all(
-                            s.kind in (ABSENT, FILE) for s in slots)
+                            s.kind in (ABSENT, FILE) for s in slots
+                        )
         clean = self.outdir.kind in (ABSENT, DIR, LINK_DIR) and all(
-            s is None or s.kind in (ABSENT, FILE) for s in (self.index, self.lock))
+            s is None or s.kind in (ABSENT, FILE) for s in (self.index, self.lock)
+        )
         for candidate in self.candidates:
             candidate.clean = candidate.clean and clean
         self.args = [self.inputs, "-o", self.outdir.path, "-j", self.jobs] + (
-            ["--csv"] if self.csv else [])
+            ["--csv"] if self.csv else []
+        )
 
     def describe(self) -> str:
-        lines = ["{} example {} (seed {!r}) in {}".format(self.mode, self.number, self.seed,
-                                                          self.root)]
+        lines = [
+            "{} example {} (seed {!r}) in {}".format(self.mode, self.number, self.seed, self.root)
+        ]
         lines += ["  " + repr(s).replace(str(self.root) + "/", "") for s in self.slots]
-        lines.append("  command: extract " + " ".join(
-            repr(str(a)).replace(str(self.root) + "/", "") for a in self.args))
+        lines.append(
+            "  command: extract "
+            + " ".join(repr(str(a)).replace(str(self.root) + "/", "") for a in self.args)
+        )
         return "\n".join(lines)
 
     # -- making --
@@ -347,6 +448,7 @@ class Example:
 
 # ---- running ------------------------------------------------------------------------
 
+
 class Run:
     def __init__(self, code, stdout: bytes, stderr: bytes, hung: bool):
         self.code, self.stdout, self.raw_stderr, self.hung = code, stdout, stderr, hung
@@ -355,18 +457,25 @@ class Run:
 
     def __repr__(self):
         return "exit {}{}\n  stderr: {}".format(
-            self.code, " (killed: it hung)" if self.hung else "",
-            "\n          ".join(self.lines[-30:]) or "(nothing)")
+            self.code,
+            " (killed: it hung)" if self.hung else "",
+            "\n          ".join(self.lines[-30:]) or "(nothing)",
+        )
 
 
 def run_extract(args, cwd: Path) -> Run:
     """Run the real `extract` (without the permission-bypassing capabilities) in a new
     session, so that a hang kills it and every worker it started."""
     env = dict(os.environ, PYTHONPATH=str(PVA_DOUBLE))
-    process = subprocess.Popen((PREFIX or []) + extract_command() + [str(a) for a in args],
-                               cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        (PREFIX or []) + extract_command() + [str(a) for a in args],
+        cwd=str(cwd),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         out, err = process.communicate(timeout=TIMEOUT)
         return Run(process.returncode, out, err, False)
@@ -377,6 +486,7 @@ def run_extract(args, cwd: Path) -> Run:
 
 
 # ---- the state of the folder --------------------------------------------------------
+
 
 def entry_state(path: str):
     """What a path is: kind and identity, plus the bytes of a regular file (None if
@@ -390,8 +500,9 @@ def entry_state(path: str):
     if kind == stat.S_IFREG:
         with open(path, "rb") as handle:
             data = handle.read()
-        state.update(size=info.st_size, mtime_ns=info.st_mtime_ns,
-                     sha256=hashlib.sha256(data).hexdigest())
+        state.update(
+            size=info.st_size, mtime_ns=info.st_mtime_ns, sha256=hashlib.sha256(data).hexdigest()
+        )
         if os.path.basename(path).startswith("index"):
             state["data"] = data  # an index's lines from before a run are not its
     elif kind == stat.S_IFLNK:
@@ -414,9 +525,15 @@ def snapshot(root: Path) -> dict:
 def kind_name(state) -> str:
     if state is None:
         return "nothing"
-    return {stat.S_IFREG: "a regular file", stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO",
-            stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
-            stat.S_IFLNK: "a symbolic link", stat.S_IFSOCK: "a socket"}[state["kind"]]
+    return {
+        stat.S_IFREG: "a regular file",
+        stat.S_IFDIR: "a folder",
+        stat.S_IFIFO: "a FIFO",
+        stat.S_IFCHR: "a character device",
+        stat.S_IFBLK: "a block device",
+        stat.S_IFLNK: "a symbolic link",
+        stat.S_IFSOCK: "a socket",
+    }[state["kind"]]
 
 
 def kept(before, after) -> bool:
@@ -438,6 +555,7 @@ def read(path):
 
 
 # ---- what a good profile gives --------------------------------------------------------
+
 
 def shown(path) -> str:
     """A path as extract shows it (docs/errors.md, "Paths that are not UTF-8"): each byte that
@@ -461,21 +579,26 @@ def expected_tables(case: str) -> dict:
     command writes them for a plain copy of it."""
     if case not in _TABLES:
         import tempfile
+
         with tempfile.TemporaryDirectory() as tmp:
             profile = Path(tmp, "in", "profile.pop")
             profile.parent.mkdir()
             for name in ("profile.pop", "pva-double.json"):
                 shutil.copyfile(str(EDGE / case / name), str(profile.parent / name))
-            done = subprocess.run(extract_command() + [str(profile), "-o",
-                                                       str(Path(tmp, "s.json")), "--csv"],
-                                  env=dict(os.environ, PYTHONPATH=str(PVA_DOUBLE)),
-                                  capture_output=True, timeout=60, check=False)
+            done = subprocess.run(
+                extract_command() + [str(profile), "-o", str(Path(tmp, "s.json")), "--csv"],
+                env=dict(os.environ, PYTHONPATH=str(PVA_DOUBLE)),
+                capture_output=True,
+                timeout=60,
+                check=False,
+            )
             assert done.returncode == 0, done.stderr
             _TABLES[case] = {n: Path(tmp, n).read_bytes() for n in CSV_NAMES}
     return _TABLES[case]
 
 
 # ---- the checks ---------------------------------------------------------------------
+
 
 def check_stderr(run: Run, root: Path, problems: list) -> list:
     """The checks every run gets; the error lines."""
@@ -497,24 +620,34 @@ def check_stderr(run: Run, root: Path, problems: list) -> list:
             problems.append("stderr line of no known form: {!r}".format(line[:300]))
     errors = [line for line in run.lines if line.startswith("extract: error: ")]
     for line in errors:  # every path of a layout is under its root, given absolute
-        if not line.startswith("extract: error: {}/".format(root)) or ": " not in \
-                line[len("extract: error: {}/".format(root)):]:
-            problems.append("an error line not of the form <file>: <problem>: {!r}"
-                            .format(line[:300]))
+        if (
+            not line.startswith("extract: error: {}/".format(root))
+            or ": " not in line[len("extract: error: {}/".format(root)) :]
+        ):
+            problems.append(
+                "an error line not of the form <file>: <problem>: {!r}".format(line[:300])
+            )
     return errors
 
 
 def check_changes(before: dict, after: dict, allowed, problems: list) -> dict:
     """Compare the trees: `allowed(path, before, after)` says whether a change there is
     extract's to make (None: yes; else why not). Returns the changes."""
-    changes = {p: (before.get(p), after.get(p)) for p in set(before) | set(after)
-               if before.get(p) != after.get(p)}
+    changes = {
+        p: (before.get(p), after.get(p))
+        for p in set(before) | set(after)
+        if before.get(p) != after.get(p)
+    }
     for path in sorted(changes):
         old, new = changes[path]
-        if old is not None and old["kind"] in (stat.S_IFIFO, stat.S_IFCHR, stat.S_IFDIR) \
-                and not kept(old, new):
-            problems.append("{} was {} and is now {}: replaced".format(
-                path, kind_name(old), kind_name(new)))
+        if (
+            old is not None
+            and old["kind"] in (stat.S_IFIFO, stat.S_IFCHR, stat.S_IFDIR)
+            and not kept(old, new)
+        ):
+            problems.append(
+                "{} was {} and is now {}: replaced".format(path, kind_name(old), kind_name(new))
+            )
             continue
         if old is not None and old["kind"] == stat.S_IFDIR:
             continue  # a folder's own entries changed: they are checked one by one
@@ -535,7 +668,8 @@ def check_single(example: Example, run: Run, before: dict, after: dict) -> list:
         return problems
     good = example.profile.kind in (FILE, LINK_FILE)
     clean = example.folder.kind in (ABSENT, DIR, LINK_DIR) and all(
-        s.kind in (ABSENT, FILE) for s in example.output_slots)
+        s.kind in (ABSENT, FILE) for s in example.output_slots
+    )
     if run.code == 0 and errors:
         problems.append("exit 0 with an error line")
     if run.code != 0 and len(errors) != 1:
@@ -562,8 +696,8 @@ def check_single(example: Example, run: Run, before: dict, after: dict) -> list:
             return None
         if path not in writable:
             return "changed outside the output ({} is {})".format(
-                "an input" if is_under(path, example.inputs) else "not extract's to write",
-                path)
+                "an input" if is_under(path, example.inputs) else "not extract's to write", path
+            )
         if run.code != 0:
             return "changed by a failed run"
         if path in keep_links:
@@ -576,15 +710,19 @@ def check_single(example: Example, run: Run, before: dict, after: dict) -> list:
     if run.code == 0 and good:
         label = str(example.profile.path)
         wanted = [(example.output, "summary")] + (
-            [(example.output.parent / n, n) for n in CSV_NAMES] if example.csv else [])
+            [(example.output.parent / n, n) for n in CSV_NAMES] if example.csv else []
+        )
         for path, what in wanted:
             state = entry_state(os.path.realpath(str(path)))
             if state is None:
                 problems.append("exit 0 and no {} at {}".format(what, path))
             elif state["kind"] == stat.S_IFREG:
                 data = read(os.path.realpath(str(path)))
-                right = data == expected_summary(example.case, label) if what == "summary" \
+                right = (
+                    data == expected_summary(example.case, label)
+                    if what == "summary"
                     else data == expected_tables(example.case)[what]
+                )
                 if not right:
                     problems.append("{} at {} is not the profile's".format(what, path))
     return problems
@@ -607,8 +745,8 @@ def check_batch(example: Example, run: Run, before: dict, after: dict, previous=
         area = area_of(path)
         if area is None:
             return "changed outside OUTDIR ({} is {})".format(
-                "an input" if is_under(path, example.inputs) else "not extract's to write",
-                path)
+                "an input" if is_under(path, example.inputs) else "not extract's to write", path
+            )
         if path == area:
             return None if old is None and new["kind"] == stat.S_IFDIR else "OUTDIR itself"
         if new is None:
@@ -617,9 +755,13 @@ def check_batch(example: Example, run: Run, before: dict, after: dict, previous=
             return None
         name = os.path.basename(path)
         top = os.path.dirname(path) == area
-        ours = name in ("summary.json",) + CSV_NAMES or (top and re.match(
-            r"^(index(-shard-\d+-of-\d+)?\.jsonl|\.index(-shard-\d+-of-\d+)?\.jsonl\.lock)$",
-            name))
+        ours = name in ("summary.json",) + CSV_NAMES or (
+            top
+            and re.match(
+                r"^(index(-shard-\d+-of-\d+)?\.jsonl|\.index(-shard-\d+-of-\d+)?\.jsonl\.lock)$",
+                name,
+            )
+        )
         if not ours or new["kind"] != stat.S_IFREG:
             return "not one of extract's files (a temporary file left?)"
         return None
@@ -627,32 +769,44 @@ def check_batch(example: Example, run: Run, before: dict, after: dict, previous=
     changes = check_changes(before, after, allowed, problems)
     if run.code == 0 and errors:
         problems.append("exit 0 with error lines")
-    summaries = {p: n for p, (_, n) in changes.items() if n is not None and
-                 n["kind"] == stat.S_IFREG and os.path.basename(p) == "summary.json"}
+    summaries = {
+        p: n
+        for p, (_, n) in changes.items()
+        if n is not None and n["kind"] == stat.S_IFREG and os.path.basename(p) == "summary.json"
+    }
     index_path = str(Path(areas[-1], "index.jsonl"))
     state = after.get(index_path)
-    if state is None or state == before.get(index_path) or state["kind"] != stat.S_IFREG \
-            or run.code == 2:  # no index written: nothing else may have been
+    if (
+        state is None
+        or state == before.get(index_path)
+        or state["kind"] != stat.S_IFREG
+        or run.code == 2
+    ):  # no index written: nothing else may have been
         if run.code == 0:
             problems.append("exit 0 and no index")
         elif len(errors) != 1:
-            problems.append("a batch that wrote no index printed {} error lines, not one"
-                            .format(len(errors)))
+            problems.append(
+                "a batch that wrote no index printed {} error lines, not one".format(len(errors))
+            )
         if summaries:
             problems.append("summaries written, and no index of them")
-        if any(c.good and c.clean and c.searchable for c in example.candidates) and \
-                run.code != 2:
+        if any(c.good and c.clean and c.searchable for c in example.candidates) and run.code != 2:
             problems.append("no index: good profiles beside hostile ones were not summarised")
         return problems, {}
 
     entries = read_index(index_path, before.get(index_path), problems)
     by_token = {}
     for entry in entries:
-        match = [c for c in example.candidates if "/{}".format(c.token) in entry["profile"]
-                 and entry["profile"].count("profile.pop") == (2 if c.nested else 1)]
+        match = [
+            c
+            for c in example.candidates
+            if "/{}".format(c.token) in entry["profile"]
+            and entry["profile"].count("profile.pop") == (2 if c.nested else 1)
+        ]
         if len(match) != 1:
-            problems.append("index line for something that is no profile found: {!r}"
-                            .format(entry["profile"]))
+            problems.append(
+                "index line for something that is no profile found: {!r}".format(entry["profile"])
+            )
         elif match[0].token in by_token:
             problems.append("two index lines for {!r}".format(entry["profile"]))
         else:
@@ -660,24 +814,32 @@ def check_batch(example: Example, run: Run, before: dict, after: dict, previous=
     # An error of the batch's own (no profile's: the index cannot be written, say) stops
     # it: index lines may then be missing, and there is no last line.
     reasons = {e.get("reason") for e in entries if e.get("status") == "failed"}
-    stopped = [line for line in errors if line[len("extract: error: "):] not in reasons]
+    stopped = [line for line in errors if line[len("extract: error: ") :] not in reasons]
     if reasons and run.code != 1:
         problems.append("profiles failed, and exit code {}".format(run.code))
-    summary_at = {s["sha256"]: p for p, s in after.items() if s and
-                  s["kind"] == stat.S_IFREG and os.path.basename(p) == "summary.json"}
+    summary_at = {
+        s["sha256"]: p
+        for p, s in after.items()
+        if s and s["kind"] == stat.S_IFREG and os.path.basename(p) == "summary.json"
+    }
     for candidate in example.candidates:
-        problems += check_candidate(example, candidate, by_token.get(candidate.token), run,
-                                    stopped, summary_at, (previous or {}).get(candidate.token))
+        problems += check_candidate(
+            example,
+            candidate,
+            by_token.get(candidate.token),
+            run,
+            stopped,
+            summary_at,
+            (previous or {}).get(candidate.token),
+        )
 
     # What was written agrees with the index: a summary only for an ok line; nothing
     # (new folders aside) for a failed one, not even a step table.
-    ok_sums = {e.get("summary_sha256") for e in entries if e.get("status") in
-               ("ok", "up to date")}
+    ok_sums = {e.get("summary_sha256") for e in entries if e.get("status") in ("ok", "up to date")}
     for path, state in sorted(summaries.items()):
         if state["sha256"] not in ok_sums:
             problems.append("{}: a summary no ok index line has".format(path))
-    failed = [c for c in example.candidates
-              if by_token.get(c.token, {}).get("status") == "failed"]
+    failed = [c for c in example.candidates if by_token.get(c.token, {}).get("status") == "failed"]
     for path, (old, new) in sorted(changes.items()):
         area = area_of(path)
         if area is None or path == area or (old is None and new and new["kind"] == stat.S_IFDIR):
@@ -687,12 +849,14 @@ def check_batch(example: Example, run: Run, before: dict, after: dict, previous=
             if top.startswith(candidate.token):
                 problems.append("{}: failed, and {} was written".format(candidate.path, path))
 
-    counts = [sum(e.get("status") == s for e in entries)
-              for s in ("ok", "up to date", "failed")]
+    counts = [sum(e.get("status") == s for e in entries) for s in ("ok", "up to date", "failed")]
     last = LAST_LINE.match(run.lines[-1]) if run.lines else None
     if last and [int(n) for n in last.groups()] != counts:
-        problems.append("last line {!r}, the index says {} ok, {} up to date, {} failed"
-                        .format(run.lines[-1], *counts))
+        problems.append(
+            "last line {!r}, the index says {} ok, {} up to date, {} failed".format(
+                run.lines[-1], *counts
+            )
+        )
     if not last and not stopped:
         problems.append("no last line")
     return problems, by_token
@@ -713,8 +877,9 @@ def read_index(path: str, old, problems: list) -> list:
             assert isinstance(entry, dict) and isinstance(entry.get("profile"), str)
             entries.append(entry)
         except (ValueError, AssertionError):
-            problems.append("index line is not a JSON object with a profile: {!r}"
-                            .format(line[:200]))
+            problems.append(
+                "index line is not a JSON object with a profile: {!r}".format(line[:200])
+            )
     return entries
 
 
@@ -726,10 +891,19 @@ def check_candidate(example, candidate, entry, run, stopped, summary_at, first_r
             return []
         if candidate.regular:
             return ["{}: a profile found, and no index line".format(label)]
-        noted = any(line.startswith("extract: note: ") and "/{}".format(candidate.token) in line
-                    for line in run.lines)
-        return [] if noted else ["{}: a {} named profile.pop: neither indexed nor noted"
-                                 .format(label, candidate.kind)]
+        noted = any(
+            line.startswith("extract: note: ") and "/{}".format(candidate.token) in line
+            for line in run.lines
+        )
+        return (
+            []
+            if noted
+            else [
+                "{}: a {} named profile.pop: neither indexed nor noted".format(
+                    label, candidate.kind
+                )
+            ]
+        )
     problems = []
     if not candidate.searchable:
         problems.append("{}: indexed, though its folder cannot be read".format(label))
@@ -743,8 +917,9 @@ def check_candidate(example, candidate, entry, run, stopped, summary_at, first_r
         elif "extract: error: " + reason not in run.lines:
             problems.append("{}: its reason is not on stderr: {!r}".format(label, reason))
         if candidate.good and candidate.clean:
-            problems.append("{}: a good profile beside hostile ones failed: {}"
-                            .format(label, reason))
+            problems.append(
+                "{}: a good profile beside hostile ones failed: {}".format(label, reason)
+            )
         return problems
     if status not in ("ok", "up to date"):
         return problems + ["{}: status {!r}".format(label, status)]
@@ -754,15 +929,17 @@ def check_candidate(example, candidate, entry, run, stopped, summary_at, first_r
         return problems + ["{}: a {} summarised as a profile".format(label, candidate.kind)]
     where = summary_at.get(entry.get("summary_sha256"))
     if where is None:
-        return problems + ["{}: status {}, and no summary with its summary_sha256"
-                           .format(label, status)]
+        return problems + [
+            "{}: status {}, and no summary with its summary_sha256".format(label, status)
+        ]
     if read(where) != expected_summary(candidate.case, label):
         problems.append("{}: its summary is not the profile's".format(label))
     if example.csv:
         for name, want in expected_tables(candidate.case).items():
             if read(Path(where).parent / name) != want:
-                problems.append("{}: {} beside its summary is not the profile's"
-                                .format(label, name))
+                problems.append(
+                    "{}: {} beside its summary is not the profile's".format(label, name)
+                )
     return problems
 
 
@@ -790,14 +967,16 @@ def run_example(mode: str, seed, number: int, root: Path, keep=False):
         if not keep:
             example.tidy()
     report += ["  PROBLEM: " + p for p in problems]
-    report.append("  rerun: python tests/support/fsfuzz.py {} {} --seed {}".format(
-        mode, number, seed))
+    report.append(
+        "  rerun: python tests/support/fsfuzz.py {} {} --seed {}".format(mode, number, seed)
+    )
     return problems, "\n".join(report)
 
 
 def main(argv) -> int:
     import argparse
     import tempfile
+
     parser = argparse.ArgumentParser(description="Rerun one file-system fuzz example.")
     parser.add_argument("mode", choices=["single", "batch"])
     parser.add_argument("number", type=int)
@@ -805,8 +984,9 @@ def main(argv) -> int:
     parser.add_argument("--keep", metavar="DIR", help="build it here and leave it")
     options = parser.parse_args(argv)
     root = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="fsfuzz-"))
-    problems, report = run_example(options.mode, options.seed, options.number,
-                                   root / "case", keep=bool(options.keep))
+    problems, report = run_example(
+        options.mode, options.seed, options.number, root / "case", keep=bool(options.keep)
+    )
     if not options.keep:
         os.rmdir(str(root))
     print(report)

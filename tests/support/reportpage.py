@@ -12,8 +12,21 @@ from support.paths import FIXTURES, GOLDEN
 A = GOLDEN / "expected.json"  # stages total 173253 (by hand: the six kernels' cycles)
 B = FIXTURES / "vit-f8weight-b" / "expected.json"  # stages total 156220 (by hand)
 
-VOID = {"meta", "br", "link", "img", "input", "hr", "wbr", "area", "base", "col",
-        "embed", "source", "track"}
+VOID = {
+    "meta",
+    "br",
+    "link",
+    "img",
+    "input",
+    "hr",
+    "wbr",
+    "area",
+    "base",
+    "col",
+    "embed",
+    "source",
+    "track",
+}
 
 
 class Node:
@@ -28,8 +41,11 @@ class Node:
         found = []
         for child in self.children:
             if isinstance(child, Node):
-                if ((tag is None or child.tag == tag) and (cls is None or cls in child.classes)
-                        and all(child.attrs.get(k) == v for k, v in attrs.items())):
+                if (
+                    (tag is None or child.tag == tag)
+                    and (cls is None or cls in child.classes)
+                    and all(child.attrs.get(k) == v for k, v in attrs.items())
+                ):
                     found.append(child)
                 found.extend(child.find_all(tag, cls, **attrs))
         return found
@@ -97,17 +113,26 @@ def write_index(folder: Path, entries) -> None:
         for given in entries:
             entry = given
             summary = folder / entry.get("summary", "")
-            if entry.get("status") == "ok" and "summary_sha256" not in entry \
-                    and summary.is_file():
-                entry = dict(entry, summary_sha256=hashlib.sha256(
-                    summary.read_bytes()).hexdigest())
+            if entry.get("status") == "ok" and "summary_sha256" not in entry and summary.is_file():
+                entry = dict(entry, summary_sha256=hashlib.sha256(summary.read_bytes()).hexdigest())
             handle.write(json.dumps(entry) + "\n")
 
 
-def index_entry(summary: str, profile: str, status="ok", warnings=(), reason=None,
-                finished_at="2026-01-01T00:00:00.000+00:00"):
-    entry = {"summary": summary, "profile": profile, "status": status,
-             "warnings": list(warnings), "finished_at": finished_at}
+def index_entry(
+    summary: str,
+    profile: str,
+    status="ok",
+    warnings=(),
+    reason=None,
+    finished_at="2026-01-01T00:00:00.000+00:00",
+):
+    entry = {
+        "summary": summary,
+        "profile": profile,
+        "status": status,
+        "warnings": list(warnings),
+        "finished_at": finished_at,
+    }
     if reason is not None:
         entry["reason"] = reason
     return entry

@@ -31,12 +31,18 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
-INT64 = (-(2 ** 63), 2 ** 63 - 1)
+INT64 = (-(2**63), 2**63 - 1)
 
 REQUIRED = {
     "steps": ("id", "type", "program", "compute_set"),
-    "steps_by_ipu": ("step_id", "cycles", "active_tiles", "cycles_base",
-                     "active_cycles_from_min", "active_cycles_to_max"),
+    "steps_by_ipu": (
+        "step_id",
+        "cycles",
+        "active_tiles",
+        "cycles_base",
+        "active_cycles_from_min",
+        "active_cycles_to_max",
+    ),
     "programs": ("id", "name"),
     "compute_sets": ("compute_set", "name"),
     "vars_info": ("tile", "category", "size_bytes"),
@@ -88,15 +94,15 @@ def _read(db, table, columns, text=()):
     for column in columns:
         if column not in names:
             raise Refused("no column {}.{}".format(table, column))
-    parts = ['CAST("{}" AS TEXT)'.format(c) if c in text else '"{}"'.format(c)
-             for c in columns]
+    parts = ['CAST("{}" AS TEXT)'.format(c) if c in text else '"{}"'.format(c) for c in columns]
     try:
         order = " ORDER BY rowid"
         db.execute('SELECT rowid FROM "{}" LIMIT 0'.format(table))
     except sqlite3.OperationalError:
         order = ""
-    return [tuple(r) for r in db.execute('SELECT {} FROM "{}"{}'.format(
-        ", ".join(parts), table, order))]
+    return [
+        tuple(r) for r in db.execute('SELECT {} FROM "{}"{}'.format(", ".join(parts), table, order))
+    ]
 
 
 def _unique(rows, index, what):
@@ -140,8 +146,9 @@ def oracle_summary(profile, label: str) -> dict:
         try:
             steps = _read(db, "steps", REQUIRED["steps"], text=("type",))
             keys = [c for c in db.execute('PRAGMA table_info("steps")') if c[5]]
-            steps_id_is_rowid = (len(keys) == 1 and keys[0][1] == "id"
-                                 and str(keys[0][2]).upper() == "INTEGER")
+            steps_id_is_rowid = (
+                len(keys) == 1 and keys[0][1] == "id" and str(keys[0][2]).upper() == "INTEGER"
+            )
             sbi = _read(db, "steps_by_ipu", REQUIRED["steps_by_ipu"])
             programs = _read(db, "programs", REQUIRED["programs"], text=("name",))
             compute_sets = _read(db, "compute_sets", REQUIRED["compute_sets"], text=("name",))
@@ -188,9 +195,19 @@ def oracle_summary(profile, label: str) -> dict:
             name = program_name.get(program) if program is not None else None
         if not name:
             name = ""
-        rows.append({"step": step_id, "kind": kind, "name": name, "cycles": cycles,
-                     "active_tiles": tiles, "start": start, "end": end,
-                     "program": program, "compute_set": cs})
+        rows.append(
+            {
+                "step": step_id,
+                "kind": kind,
+                "name": name,
+                "cycles": cycles,
+                "active_tiles": tiles,
+                "start": start,
+                "end": end,
+                "program": program,
+                "compute_set": cs,
+            }
+        )
 
     def stage(name):
         for pattern, label_ in DEFAULT_RULES:
@@ -216,8 +233,7 @@ def oracle_summary(profile, label: str) -> dict:
             if r["program"] is None:
                 code = 0
             else:
-                p = pva_programs.get(r["program"]) if not isinstance(r["program"], float) \
-                    else None
+                p = pva_programs.get(r["program"]) if not isinstance(r["program"], float) else None
                 if p is None:
                     raise Refused(where + ": program unknown to pva")
                 if program_name.get(r["program"]) not in (None, p["name"]):
@@ -233,21 +249,32 @@ def oracle_summary(profile, label: str) -> dict:
                 if cs_name.get(c) not in (None, pva_sets[c]["name"]):
                     raise Refused(where + ": pva names its compute set otherwise")
                 vertices = "; ".join(pva_sets[c]["vertices"])
-            kernels.append({
-                "step": r["step"], "kind": r["kind"], "stage": stage(r["name"]),
-                "name": r["name"],
-                "cycles": _whole(r["cycles"], where + " cycles"),
-                "active_tiles": _whole(r["active_tiles"], where + " active_tiles"),
-                "start": _whole(r["start"], where + " start"),
-                "end": _whole(r["end"], where + " end"),
-                "max_exchange_code_bytes": code, "vertices": vertices})
+            kernels.append(
+                {
+                    "step": r["step"],
+                    "kind": r["kind"],
+                    "stage": stage(r["name"]),
+                    "name": r["name"],
+                    "cycles": _whole(r["cycles"], where + " cycles"),
+                    "active_tiles": _whole(r["active_tiles"], where + " active_tiles"),
+                    "start": _whole(r["start"], where + " start"),
+                    "end": _whole(r["end"], where + " end"),
+                    "max_exchange_code_bytes": code,
+                    "vertices": vertices,
+                }
+            )
 
     exchanges = []
     for p in double["programs"]:
         if p["type"] == "DoExchange" and re.search(ATTENTION, p["name"]):
             cb = p.get("codeBytesByTile", [])
-            exchanges.append({"name": p["name"], "maximum": max(cb) if cb else 0,
-                              "mean": sum(cb) / len(cb) if cb else 0.0})
+            exchanges.append(
+                {
+                    "name": p["name"],
+                    "maximum": max(cb) if cb else 0,
+                    "mean": sum(cb) / len(cb) if cb else 0.0,
+                }
+            )
 
     # b per tile over internalExchangeCode rows with a tile.
     exchange_ids = {c[0] for c in categories if c[1] == "internalExchangeCode"}
@@ -279,20 +306,29 @@ def oracle_summary(profile, label: str) -> dict:
     spans = []
     seen_inputs = []
     for r in rows:
-        if r["kind"] == "StreamCopyEnd" and re.search(INPUT_DELIVERED, r["name"]) \
-                and r["step"] not in seen_inputs:
+        if (
+            r["kind"] == "StreamCopyEnd"
+            and re.search(INPUT_DELIVERED, r["name"])
+            and r["step"] not in seen_inputs
+        ):
             seen_inputs.append(r["step"])
     for opened in seen_inputs:
         closing = None
         for r in rows:
-            if r["step"] > opened and r["kind"] == "StreamCopyBegin" and \
-                    re.search(OUTPUT_BEGINS, r["name"]):
+            if (
+                r["step"] > opened
+                and r["kind"] == "StreamCopyBegin"
+                and re.search(OUTPUT_BEGINS, r["name"])
+            ):
                 closing = r["step"]
                 break
         if closing is None:
             continue
-        inside = [r for r in rows if opened < r["step"] < closing
-                  and r["kind"] in ("DoExchange", "OnTileExecute")]
+        inside = [
+            r
+            for r in rows
+            if opened < r["step"] < closing and r["kind"] in ("DoExchange", "OnTileExecute")
+        ]
         starts = [r["start"] for r in inside if r["start"] is not None]
         ends = [r["end"] for r in inside if r["end"] is not None]
         if starts and ends:

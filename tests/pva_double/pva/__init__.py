@@ -132,8 +132,10 @@ class _Owner:
 
     def check(self, what):
         if self.report is None or self.report() is None:
-            raise RuntimeError("{}: the report this came from has been destroyed (keep the "
-                               "Report object referenced while its parts are used)".format(what))
+            raise RuntimeError(
+                "{}: the report this came from has been destroyed (keep the "
+                "Report object referenced while its parts are used)".format(what)
+            )
 
 
 class Program:
@@ -232,12 +234,15 @@ class ComputeSets(list):
 
     def __getitem__(self, index):
         if not isinstance(index, int) or isinstance(index, bool):
-            raise TypeError("list indices must be integers or slices, not {}".format(
-                type(index).__name__))
+            raise TypeError(
+                "list indices must be integers or slices, not {}".format(type(index).__name__)
+            )
         found = super().__getitem__(index)
         if found is None:
-            raise IndexError("compute set index {} out of range (the report has no compute "
-                             "set with that id)".format(index))
+            raise IndexError(
+                "compute set index {} out of range (the report has no compute "
+                "set with that id)".format(index)
+            )
         return found
 
     def __iter__(self):
@@ -315,8 +320,9 @@ def _load(path):
         index = int(entry["id"])
         if index < 0 or index in compute_sets:
             raise ValueError("bad or repeated compute set id {}".format(index))
-        compute_sets[index] = ComputeSet(index, str(entry["name"]),
-                                         [str(name) for name in entry["vertices"]], owner)
+        compute_sets[index] = ComputeSet(
+            index, str(entry["name"]), [str(name) for name in entry["vertices"]], owner
+        )
     programs = []
     for entry in data["programs"]:
         type_name = entry["type"]
@@ -326,32 +332,47 @@ def _load(path):
             type_ = Program.UnknownType(str(type_name))
         code_bytes = entry.get("codeBytesByTile", [])
         if not all(isinstance(value, int) for value in code_bytes):
-            raise ValueError("codeBytesByTile of program {} is not a list of ints".format(
-                entry["id"]))
+            raise ValueError(
+                "codeBytesByTile of program {} is not a list of ints".format(entry["id"])
+            )
         compute_set = None
         if "computeset" in entry and type_ is Program.Type.OnTileExecute:
             # A compute set the JSON lacks (a test removed it): no computeset either.
             compute_set = compute_sets.get(int(entry["computeset"]))
-        programs.append(Program(number(entry["id"]), str(entry["name"]), type_,
-                                [number(value) for value in code_bytes], owner, compute_set))
+        programs.append(
+            Program(
+                number(entry["id"]),
+                str(entry["name"]),
+                type_,
+                [number(value) for value in code_bytes],
+                owner,
+                compute_set,
+            )
+        )
     target = data.get("target")
     if target is not None:
         target = Target(int(target["numTiles"]), int(target["numIPUs"]))
     return Report(Compilation(programs, compute_sets, owner, target), owner)
 
 
-_SIGNATURES = ("openReport(): incompatible function arguments. The following argument "
-               "types are supported:\n    1. (filename: str) -> pva::Report\n    2. "
-               "(profileFilename: str, debugInfoFilename: str) -> pva::Report\n\n"
-               "Invoked with: ")
+_SIGNATURES = (
+    "openReport(): incompatible function arguments. The following argument "
+    "types are supported:\n    1. (filename: str) -> pva::Report\n    2. "
+    "(profileFilename: str, debugInfoFilename: str) -> pva::Report\n\n"
+    "Invoked with: "
+)
 
 
 def openReport(*args, **kwargs):
     """Open the report at `args[0]`; a second argument (the debug information file) is
     accepted and ignored. Only positional `str` arguments, as pybind11 binds them."""
     if kwargs or not 1 <= len(args) <= 2 or not all(type(a) is str for a in args):
-        raise TypeError(_SIGNATURES + ", ".join([repr(a) for a in args] + [
-            "{}={!r}".format(k, v) for k, v in kwargs.items()]))
+        raise TypeError(
+            _SIGNATURES
+            + ", ".join(
+                [repr(a) for a in args] + ["{}={!r}".format(k, v) for k, v in kwargs.items()]
+            )
+        )
     path = args[0]
     try:
         if not os.path.isfile(path):
