@@ -505,3 +505,25 @@ def test_inspect_reports_a_view_without_running_it(tmp_path, as_json):
         assert "programs" not in [t["name"] for t in answer["tables"]]
     else:
         assert problem in result.stdout.decode("utf-8")
+
+
+def test_a_pattern_nested_deeper_than_any_real_one_is_refused_before_it_is_parsed(tmp_path):
+    # re's parser recurses once per group: where the recursion limit is raised (a test
+    # framework may), 3000 groups overflowed the C stack on Python 3.8 instead of raising
+    # RecursionError. The depth is checked first, whatever the limit.
+    import sys
+
+    rules = tmp_path / "deep.toml"
+    rules.write_text(_rules_with_pattern("(" * 150 + "x" + ")" * 150), encoding="utf-8")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20000)
+    try:
+        stages_refuses_rules(tmp_path, rules, r"nested too deeply")
+    finally:
+        sys.setrecursionlimit(limit)
+    shallow = tmp_path / "shallow.toml"
+    shallow.write_text(_rules_with_pattern("(" * 100 + "x" + ")" * 100), encoding="utf-8")
+    result = invoke_extract(
+        "stages", bad.write_base(tmp_path / "ok"), "--rules", shallow, pva=False
+    )
+    assert result.code == 0, result

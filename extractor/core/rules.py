@@ -53,6 +53,38 @@ class StageRules(NamedTuple):
         return self.fallback
 
 
+#: The deepest nesting of groups a pattern may have. re's parser recurses once per group;
+#: how deep it can go before the C stack runs out depends on the interpreter and on the
+#: recursion limit in force (a test framework may raise it), so a pattern nested deeper
+#: than any real one is refused before it is parsed.
+MAX_GROUP_DEPTH = 100
+
+
+def _group_depth(pattern: str) -> int:
+    """The deepest nesting of parentheses in a regular expression (escaped ones and those
+    inside a character class do not count)."""
+    depth = deepest = 0
+    index, in_class = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if pattern[index + 1 : index + 2] == "]":  # a literal ] first in the class
+                index += 1
+        elif char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth = max(0, depth - 1)
+        index += 1
+    return deepest
+
+
 def default_rules_path() -> Path:
     """`stage_rules.toml` as installed in the wheel, else the repository's copy."""
     package = Path(__file__).resolve().parent.parent  # extractor/, above core/
@@ -92,6 +124,8 @@ def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> St
     def regex(value: object, where: str) -> Pattern:
         pattern = text(value, where)
         try:
+            if _group_depth(pattern) > MAX_GROUP_DEPTH:
+                raise RecursionError  # told before re's parser recurses that deep
             return re.compile(pattern)
         except (re.error, OverflowError) as exc:  # OverflowError: a{99999999999}
             fail("{} is not a valid regular expression ({!r}: {})".format(where, value, exc))
