@@ -306,10 +306,8 @@ def _stats_problem(stats: object) -> Optional[str]:
 
 def check_blocks(path: StrPath, data: dict) -> dict:
     """`data` (read_blocks_json's) if it is a blocks.json as its format says, key by key
-    (a reader checks what it uses first, in its own words; this checks the rest); else
-    not_blocks naming `path` and the first key that is not."""
-    if not isinstance(data.get("profile"), str):
-        raise not_blocks(path, "'profile' is not a string")
+    (the stages and the bodies first, then the rest); else not_blocks naming `path` and
+    the first key that is not. The one check of the whole file, for every reader."""
     stages = data.get("stages")
     if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
         raise not_blocks(path, "'stages' is not a list of labels")
@@ -332,6 +330,8 @@ def check_blocks(path: StrPath, data: dict) -> dict:
                 "block, first_step, end_step (or null), kernels, cycles per "
                 "label and total".format(number),
             )
+    if not isinstance(data.get("profile"), str):
+        raise not_blocks(path, "'profile' is not a string")
     stats = data.get("stats")
     if not isinstance(stats, dict):
         raise not_blocks(path, "'stats' is not an object of statistics per label")

@@ -14,6 +14,7 @@ from .. import __version__
 from ..errors import one_line, shown_path
 from ..escaping import terminal_text
 from .doctorchecks import (
+    CHECK_NAMES,
     FAIL,
     OK,
     SKIPPED,
@@ -44,16 +45,9 @@ def _skipped(names, reason: str) -> List[DoctorCheck]:
     return [doctor_check(name, SKIPPED, reason, "not checked", reason=reason) for name in names]
 
 
-PVA_CHECKS = (
-    "report_opens",
-    "versions",
-    "program_ids_unique",
-    "program_counts",
-    "step_programs",
-    "step_compute_sets",
-    "compute_set_names",
-    "code_bytes",
-    "compute_sets_access",
+#: The checks that need pva: all but the first (is pva there) and the two SQL-only ones.
+PVA_CHECKS = tuple(
+    name for name in CHECK_NAMES if name not in ("pva", "steps_by_ipu_rows", "vars_info")
 )
 
 

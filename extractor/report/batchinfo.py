@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..batch.index import latest_by_output, read_entries
-from ..core.blockformats import blocks_path, check_blocks, not_blocks, read_blocks_json
+from ..core.blockformats import blocks_path, check_blocks, read_blocks_json
 
 FAILED = "failed"
 
@@ -102,30 +102,9 @@ def read_heat_map_blocks(summary_path: Path) -> Optional[HeatMapBlocks]:
     path = blocks_path(summary_path)
     if not path.exists() and not path.is_symlink():
         return None
-    data = read_blocks_json(path)
-    stages = data.get("stages")
-    if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
-        raise not_blocks(path, "'stages' is not a list of labels")
-    blocks = data.get("blocks")
-    if not isinstance(blocks, list):
-        raise not_blocks(path, "'blocks' is not a list")
-    bodies = []
-    for number, body in enumerate(blocks):
-        cycles = body.get("cycles") if isinstance(body, dict) else None
-        if not (
-            isinstance(body, dict)
-            and _is_int(body.get("run"))
-            and _is_int(body.get("block"))
-            and isinstance(cycles, dict)
-            and all(isinstance(k, str) and _whole_or_null(v) for k, v in cycles.items())
-            and _whole_or_null(body.get("total"))
-        ):
-            raise not_blocks(
-                path,
-                "blocks[{}] is not an object with whole numbers run, "
-                "block, cycles per label and total".format(number),
-            )
-        per_stage: Dict[str, Optional[int]] = dict(body["cycles"])
-        bodies.append(HeatMapBody(body["run"], body["block"], per_stage, body.get("total")))
-    check_blocks(path, data)  # the rest of the file too: a file it is not is refused
-    return HeatMapBlocks(path, list(stages), bodies)
+    data = check_blocks(path, read_blocks_json(path))  # the whole file, as its format says
+    bodies = [
+        HeatMapBody(body["run"], body["block"], dict(body["cycles"]), body.get("total"))
+        for body in data["blocks"]
+    ]
+    return HeatMapBlocks(path, list(data["stages"]), bodies)
