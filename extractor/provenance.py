@@ -57,11 +57,6 @@ class Origin(NamedTuple):
     entry: Optional[dict] = None  # the index's latest line for the summary
     summary_sha256: Optional[str] = None  # of the file as read now
 
-    @property
-    def trusted(self) -> bool:
-        """Whether nothing says the summary is other than the batch last wrote."""
-        return self.state in (CURRENT, UNRECORDED, STANDALONE)
-
 
 class Placed(Protocol):
     """What is asked of a recording here (recordings.Recording, which imports this
