@@ -23,9 +23,12 @@ class DefaultCommandGroup(TyperGroup):
             args = [self.default_command] + list(args)
         return super().parse_args(ctx, args)
 
+    #: The order of `extract --help`: `run` first, then the others as a user meets them.
+    order = ("run", "merge", "compare", "blocks", "table", "report", "inspect", "stages", "doctor")
+
     def list_commands(self, ctx: Any) -> List[str]:
-        # Keep `run` first in `extract --help`, then the others as declared.
-        return list(self.commands)
+        rank = {name: number for number, name in enumerate(self.order)}
+        return sorted(self.commands, key=lambda name: rank.get(name, len(rank)))
 
 
 def hide_flag_types(option_class: Any) -> None:

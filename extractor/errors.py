@@ -11,7 +11,7 @@ from .escaping import terminal_text
 StrPath = Union[str, "os.PathLike[str]"]
 
 
-# `path`: a StrPath. Any for now: cli.py (not yet under disallow_untyped_defs) passes an
+# `path`: a StrPath. Any for now: the CLI (not under disallow_untyped_defs) passes an
 # Optional[Path] that only its own earlier checks make sure is not None.
 def shown_path(path: Any) -> str:
     """A path as people and JSON see it. Paths are bytes on POSIX: Python carries the

@@ -336,7 +336,7 @@ def many_labels_blocks(folder: Path, bodies: int = 400, labels: int = 40) -> Non
 
 
 def test_a_heat_map_of_thousands_of_stages_shows_the_first_and_a_note(tmp_path):
-    from extractor.report.page import MAX_HEAT_COLUMNS
+    from extractor.report.heatmap import MAX_HEAT_COLUMNS
 
     out = tmp_path / "out"
     write_summary(out / "x", A)
@@ -361,7 +361,7 @@ def test_a_heat_map_of_thousands_of_stages_shows_the_first_and_a_note(tmp_path):
 
 
 def test_labels_beyond_the_stages_list_count_toward_the_columns(tmp_path):
-    from extractor.report.page import MAX_HEAT_COLUMNS
+    from extractor.report.heatmap import MAX_HEAT_COLUMNS
 
     out = tmp_path / "out"
     write_summary(out / "x", A)
@@ -382,7 +382,7 @@ def test_labels_beyond_the_stages_list_count_toward_the_columns(tmp_path):
 
 
 def test_the_page_draws_heat_maps_up_to_a_bound_then_lists_them(tmp_path):
-    from extractor.report.page import MAX_HEAT_CELLS, MAX_HEAT_COLUMNS, MAX_HEAT_ROWS
+    from extractor.report.heatmap import MAX_HEAT_CELLS, MAX_HEAT_COLUMNS, MAX_HEAT_ROWS
 
     per_map = MAX_HEAT_ROWS * (MAX_HEAT_COLUMNS + 1)
     drawn = MAX_HEAT_CELLS // per_map

@@ -461,7 +461,7 @@ def test_the_wheel_carries_the_templates(tmp_path, wheel):
 
 
 def test_a_long_blocks_file_shows_its_first_blocks_and_the_slowest(tmp_path):
-    from extractor.report.page import MAX_HEAT_ROWS
+    from extractor.report.heatmap import MAX_HEAT_ROWS
 
     out = tmp_path / "out"
     write_summary(out / "long", A)

@@ -24,11 +24,11 @@ def read_recordings(
 ):
     """The recordings of compare, table and report: read (a bad --label being a usage
     error), the outputs checked against them before anything is written (never one of
-    the inputs: output.check_outputs), and what their batch's index says of each told
+    the inputs: targets.check_outputs), and what their batch's index says of each told
     (provenance.tell_origins: `warn`ings; with `gate`, an error)."""
-    from ..output import check_outputs
     from ..provenance import tell_origins
     from ..recordings import files_read, folders_read, load_recordings
+    from ..targets import check_outputs
 
     try:
         recordings = load_recordings(paths, labels)

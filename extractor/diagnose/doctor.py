@@ -28,12 +28,11 @@ from .doctorchecks import (
     check_program_ids_unique,
     check_step_compute_sets,
     check_step_programs,
-    check_steps_by_ipu_rows,
-    check_vars_info,
     doctor_check,
 )
 from .doctorsides import PvaSide, SqlSide, read_sql
 from .inspection import pva_status, report_versions
+from .tablechecks import check_steps_by_ipu_rows, check_vars_info
 
 #: The `format` value of `extract doctor --json`: bumped when a key changes meaning.
 JSON_FORMAT = "extract-doctor/1"

@@ -1,0 +1,31 @@
+"""The `extract` command: option declarations and dispatch to the library.
+
+`extract PROFILE -o summary.json` runs the default command, `run`; other commands are
+named (`extract --help` lists them). Each command's work is a function a user can import
+(single.py, batch/command.py, compare/command.py, report/command.py, ...); the modules
+here declare only the commands' options, one module per family: extraction.py (run,
+merge, blocks), recordings.py (compare, table, report), diagnose.py (inspect, stages,
+doctor), with the app and the shared options in app.py.
+"""
+
+import sys
+from typing import List, Optional
+
+from ..exits import PROG, say
+from . import diagnose, extraction, recordings  # noqa: F401 - they declare the commands
+from .app import app
+
+__all__ = ["PROG", "app", "main"]
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """The console script's entry point."""
+    try:
+        app(args=argv, prog_name=PROG)
+    except OSError as exc:
+        # Only what typer writes itself gets here (--help, --version, on a full disk, say):
+        # every command reports its own output's errors. One line, as theirs.
+        from ..output import stdout_failed
+
+        say("error", str(stdout_failed(exc)))
+        sys.exit(1)

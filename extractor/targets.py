@@ -1,0 +1,84 @@
+"""Every output of a command checked before any is written: it can be written, it is not
+one of the command's inputs, and no two options name it."""
+
+import os
+from pathlib import Path
+from typing import Dict, Iterable, Optional, Tuple
+
+from .errors import OutputError, StrPath, UsageError, shown_path
+from .output import STDOUT, replaceable
+
+#: The names a batch folder gives its own files: an output of compare, table or report is
+#: never written under one of them inside a folder the command reads (it would be read
+#: back as a recording, blocks.json or index line).
+BATCH_FILE_NAMES = ("summary.json", "blocks.json", "index.jsonl", "steps.csv", "first-body.csv")
+
+
+def _is_batch_file_name(name: str) -> bool:
+    return name in BATCH_FILE_NAMES or (name.startswith("index-shard-") and name.endswith(".jsonl"))
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def check_target(path: StrPath) -> None:
+    """OutputError unless `path` can be written as `write_output` writes it: nothing is
+    there, or a regular file (a symbolic link to one), a character device or a FIFO; and
+    the folder it goes in is a folder or can be made. Checks, writes nothing."""
+    path = Path(path)
+    replaceable(path, direct=True)  # a folder, a socket, a block device: refused
+    folder = path.parent
+    while not os.path.lexists(str(folder)) and folder != folder.parent:
+        folder = folder.parent
+    if os.path.exists(str(folder)) and not os.path.isdir(str(folder)):
+        raise OutputError(
+            path, "cannot write: a part of {} is a file, not a folder".format(path.parent)
+        )
+
+
+def check_outputs(
+    targets: Iterable[Tuple[str, Optional[StrPath]]],
+    inputs: Iterable[StrPath] = (),
+    folders: Iterable[StrPath] = (),
+) -> None:
+    """Check every output of a command before any is written, so that a command fails
+    whole or not at all. `targets`: (option, path) pairs ("-": standard output, passed
+    over). UsageError when an output is one of the command's `inputs` (files it reads),
+    is named like a batch's own file inside one of the `folders` it reads, or is given
+    twice; OutputError (check_target) when it cannot be written."""
+    read: Dict[str, StrPath] = {}
+    for given in inputs:
+        read.setdefault(os.path.realpath(str(given)), given)
+    seen: Dict[str, str] = {}
+    real_folders = [os.path.realpath(str(folder)) for folder in folders]
+    for option, path in targets:
+        if path is None or str(path) == STDOUT:
+            continue
+        real = os.path.realpath(str(path))
+        if real in seen:
+            raise UsageError(path, "{} and {} name the same file".format(seen[real], option))
+        seen[real] = option
+        if real in read or any(_same(path, other) for other in read.values()):
+            raise UsageError(
+                path,
+                "{} would write over an input of this command: write it elsewhere".format(option),
+            )
+        if _is_batch_file_name(os.path.basename(real)) and any(
+            _inside(real, folder) for folder in real_folders
+        ):
+            raise UsageError(
+                path,
+                "{} would write a batch's own file ({}) into a folder "
+                "this command reads: write it elsewhere".format(
+                    option, shown_path(os.path.basename(real))
+                ),
+            )
+        check_target(path)
+
+
+def _same(path: StrPath, other: StrPath) -> bool:
+    try:
+        return os.path.samefile(str(path), str(other))
+    except OSError:
+        return False
