@@ -18,6 +18,7 @@ from .core.rules import load_rules
 from .exits import PROG, exit_with, line, report_errors, say, stoppable, warn
 from .output import print_answer
 from .single import DEFAULT_TIMEOUT
+from .tracecli import TRACE_HELP, trace_command
 
 app = typer.Typer(
     cls=DefaultCommandGroup,
@@ -520,6 +521,9 @@ def doctor_command(
     report_errors(lambda: print_answer(answer, as_json, doctor_text))
     if not answer["ok"]:
         raise typer.Exit(1)
+
+
+app.command("trace", help=TRACE_HELP)(trace_command)
 
 
 def main(argv: Optional[List[str]] = None) -> None:

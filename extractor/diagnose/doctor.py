@@ -20,6 +20,7 @@ from .doctorchecks import (
     STATUSES,
     WARN,
     DoctorCheck,
+    check_clock,
     check_code_bytes,
     check_compute_set_names,
     check_compute_sets_access,
@@ -121,6 +122,7 @@ def run_checks(path, pva=None) -> dict:
             checks += _pva_checks(sql, side)
     checks.append(_guarded("steps_by_ipu_rows", lambda: check_steps_by_ipu_rows(sql, side)))
     checks.append(_guarded("vars_info", lambda: check_vars_info(sql, side)))
+    checks.append(_guarded("clock", lambda: check_clock(side)))
     return doctor_answer(path, checks)
 
 

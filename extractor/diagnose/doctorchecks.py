@@ -529,6 +529,33 @@ def check_steps_by_ipu_rows(sql: SqlSide, side: Optional[PvaSide]) -> DoctorChec
     )
 
 
+def check_clock(side: Optional[PvaSide]) -> DoctorCheck:
+    """The clock pva gives (target.clockFrequency, Hz): extract trace's time axis."""
+    hz = None
+    if side is not None:
+        try:
+            hz = float(side.compilation.target.clockFrequency)
+        except Exception:
+            hz = None
+        if hz is not None and not 0 < hz < float("inf"):
+            hz = None
+    if hz is None:
+        return doctor_check(
+            "clock",
+            OK,
+            "pva {}".format("is not available" if side is None else "gives no clock"),
+            "extract trace shows 1 cycle as 1 ns unless given --clock-mhz",
+            clock_hz=None,
+        )
+    return doctor_check(
+        "clock",
+        OK,
+        "pva gives a clock of {:g} MHz (target.clockFrequency {:g} Hz)".format(hz / 1e6, hz),
+        "extract trace puts its time axis in microseconds at that clock",
+        clock_hz=hz,
+    )
+
+
 def check_vars_info(sql: SqlSide, side: Optional[PvaSide]) -> DoctorCheck:
     rows, tiles, exchange_rows = (int(v or 0) for v in sql.vars_info)
     target = _tile_count(side) if side is not None else None
