@@ -43,6 +43,7 @@ CHECK_NAMES = (
     "compute_sets_access",
     "steps_by_ipu_rows",
     "vars_info",
+    "clock",
 )
 
 
