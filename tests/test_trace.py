@@ -382,3 +382,35 @@ def test_the_written_file_is_one_object(tmp_path):
     data, _ = trace(tmp_path, EDGE / "multi-ipu" / "profile.pop")
     assert list(data) == ["traceEvents", "displayTimeUnit", "otherData"]
     assert Path(tmp_path / "trace.json").read_bytes().endswith(b"}\n")
+
+
+def test_device_spans_are_the_summarys(tmp_path):
+    data, _ = trace(tmp_path, GOLDEN_PROFILE, "--all")
+    spans = [
+        e["args"]["device_span"]
+        for e in sorted(data["traceEvents"], key=lambda e: e["name"])
+        if e.get("cat") == "inference"
+    ]
+    expected = json.loads((GOLDEN / "expected.json").read_text(encoding="utf-8"))
+    assert spans == expected["device_spans"]
+
+
+def test_a_device_file_is_written_into(tmp_path):
+    result = invoke_extract("trace", EDGE / "multi-ipu" / "profile.pop", "-o", "/dev/null")
+    assert result.code == 0, result
+
+
+def test_rows_stored_out_of_step_order_give_the_same_trace(tmp_path):
+    """The stored-order read meets a row out of order and reads again, sorted: the
+    events written before are written again, not twice."""
+    profile = copy_case(EDGE / "multi-ipu", tmp_path / "case")
+    db = sqlite3.connect(str(profile))
+    with db:
+        rows = list(db.execute("SELECT * FROM steps_by_ipu ORDER BY rowid"))
+        db.execute("DELETE FROM steps_by_ipu")
+        marks = ",".join("?" * len(rows[0]))
+        for row in rows[len(rows) // 2 :] + rows[: len(rows) // 2]:
+            db.execute("INSERT INTO steps_by_ipu VALUES ({})".format(marks), row)
+    db.close()
+    data, _ = trace(tmp_path, profile, "--all", "--no-pva")
+    check_against_oracle(data, 1, profile, every=True)

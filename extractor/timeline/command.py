@@ -1,7 +1,9 @@
 """`extract trace PROFILE... -o trace.json`: the library function the command runs."""
 
+import os
+import stat
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import IO, Callable, Iterable, List, Optional, Sequence, Tuple
 
 from .. import __version__
 from ..core.profile import Profile
@@ -132,12 +134,14 @@ def _pass(
 ) -> ProfileEvents:
     """One pass over the step rows, writing as it goes; made again from the file's mark
     should trace.read_trace read the rows a second time (rows stored out of order)."""
-    mark = out.mark() if out.handle.seekable() else None
+    mark = out.mark() if _regular(out.handle) else None
     per_us = clock_mhz if clock_mhz is not None else NO_CLOCK_CYCLES_PER_US
+    attempts: List[int] = []
 
-    def one_pass(batches: object) -> ProfileEvents:
-        if mark is not None:
-            out.rewind(mark)
+    def one_pass(batches: Iterable[list]) -> ProfileEvents:
+        if attempts and mark is not None:
+            out.rewind(mark)  # the rows read again: their events written again
+        attempts.append(1)
         events = ProfileEvents(
             out,
             pid,
@@ -153,3 +157,11 @@ def _pass(
         return events
 
     return read_trace(profile, one_pass, sorted_only=mark is None)
+
+
+def _regular(handle: IO[bytes]) -> bool:
+    """Whether `handle` is a regular file (one that can be truncated: not /dev/null)."""
+    try:
+        return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False

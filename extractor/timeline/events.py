@@ -12,8 +12,7 @@ characters and non-ASCII text escaped), once per distinct name.
 """
 
 import json
-from collections import deque
-from typing import IO, Callable, Deque, Dict, List, Optional, Tuple
+from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..core.blocks import BlockBodies, Body
 from ..core.pvafacts import StepFacts
@@ -22,6 +21,11 @@ from ..core.steps import DEVICE_KINDS, BadValue, SqlValue, StepNames
 from .window import Inference, Window
 
 UNNAMED_STEP = "(unnamed step)"
+
+_HIGH = 1 << 80  # above any start (64-bit integers)
+_LOW = -_HIGH
+
+_NO_STEP = object()  # a step id no row has
 
 #: (tid, where its last slice ends), per track of one kind, in the order they opened.
 Tracks = List[List[int]]
@@ -42,6 +46,14 @@ class EventFile:
         self._parts: List[str] = []
         self._first = True
         handle.write(b'{"traceEvents": [\n')
+
+    def extend(self, events: List[str]) -> None:
+        """Events each written with a leading ",\\n" (the first of the file without)."""
+        self.flush()
+        if self._first and events:
+            self._first = False
+            events[0] = events[0][2:]
+        self.handle.write("".join(events).encode("ascii"))
 
     def add(self, event: str) -> None:
         if self._first:
@@ -164,13 +176,13 @@ class ProfileEvents:
         self.stages = TrackSet("stages", self._tid)
         self.blocks = TrackSet("blocks", self._tid)
         self.inferences = TrackSet("inferences", self._tid)
-        self._bodies = BlockBodies(rules, label, writer=_Closed(self._body_closed))
-        self._steps: Deque[List[int]] = deque()  # [step, low, high] of window rows
+        self._closed_bodies: List[Body] = []  # closed by the row just read
+        self._bodies = BlockBodies(rules, label, writer=_Closed(self._closed_bodies.append))
+        self._active: List[Tuple[Inference, Span, Span]] = []
+        self._pending: List[Inference] = []
+        self._range_at = 0
         self._cache: Dict[Tuple[SqlValue, SqlValue, SqlValue], tuple] = {}
-        self._stage: Optional[str] = None
-        self._stage_span = Span()
-        self._stage_rows = 0
-        self._stage_cycles = 0
+        self._stage_texts: Dict[str, str] = {}
         self.rows = 0
 
     def _tid(self) -> int:
@@ -179,194 +191,303 @@ class ProfileEvents:
 
     # ---- time ---------------------------------------------------------------------
 
-    def _ts(self, cycle: int) -> str:
-        return repr((cycle - self.shift) / self.per_us)
-
-    def _dur(self, start: int, end: int) -> str:
-        return repr((end - start) / self.per_us)
-
     def _slice(self, tid: int, name: str, start: int, end: int, args: str, cat: str) -> None:
         self.out.add(
-            '{{"ph": "X", "pid": {}, "tid": {}, "name": {}, "cat": "{}", "ts": {}, '
-            '"dur": {}, "args": {{{}}}}}'.format(
-                self.pid, tid, text(name), cat, self._ts(start), self._dur(start, end), args
+            '{{"ph": "X", "pid": {}, "tid": {}, "name": {}, "cat": "{}", "ts": {!r}, '
+            '"dur": {!r}, "args": {{{}}}}}'.format(
+                self.pid,
+                tid,
+                text(name),
+                cat,
+                (start - self.shift) / self.per_us,
+                (end - start) / self.per_us,
+                args,
             )
         )
 
     # ---- the pass ------------------------------------------------------------------
 
-    def run(self, batches: object) -> None:
-        """One pass over the rows (trace.read_trace's batches, in step order)."""
+    def run(self, batches: Iterable[list]) -> None:
+        """One pass over the rows (trace.read_trace's batches, in step order).
+
+        The loop is written flat, on local variables: it runs once per step row, a
+        million times on a long trace. The spans of the inferences and of the open
+        block are widened on locals (a "segment" since the last boundary) and folded
+        into the open slices only where something begins or ends: a step at or after
+        `next_event` (an inference or a window range begins or ends), or a row that
+        opens or closes a block."""
         ranges = self.window.ranges
-        pending = list(self.window.inferences)  # not yet reached, in order of first step
-        active: List[Tuple[Inference, Span, Span]] = []
-        range_at = 0
+        pending = list(self.window.inferences)  # not reached yet, by first step
+        self._active = []
+        self._pending = pending
+        self._range_at = 0
         in_window = ranges is None
         past = False
-        current: object = object()
+        next_event = self._next_event(ranges)
+        current: SqlValue = _NO_STEP
         ipu = 0
         cache = self._cache
         bodies = self._bodies
-        for batch in batches:  # type: ignore[attr-defined]
+        closed = self._closed_bodies
+        ipus = self.ipus
+        shift, per_us = self.shift, self.per_us
+        event = (
+            ',\n{{"ph":"X","pid":{},"tid":%d,"ts":%r,"dur":%r,%s%s,'
+            '"cycles":%s,"active_tiles":%s}}}}'.format(self.pid)
+        )
+        parts: List[str] = []
+        add = parts.append
+        rows = 0
+        high_mark, low_mark = _HIGH, _LOW
+        inf_low, inf_high = high_mark, low_mark  # the window's rows since the last boundary
+        dev_low, dev_high = high_mark, low_mark  # its device rows
+        body_low, body_high = high_mark, low_mark  # the open block's rows in the window
+        in_body = False
+        device = False
+        head = ""
+        notable = False
+        classes: Any = None
+        stage: Optional[str] = None
+        row_stage = ""
+        stage_low = stage_high = stage_rows = stage_cycles = 0
+        for batch in batches:
             for raw in batch:
                 step = raw[0]
                 if step != current:
                     current, ipu = step, 0
-                    if ranges is not None:
-                        while range_at < len(ranges):
-                            _, hi = ranges[range_at]
-                            if hi is not None and step > hi:
-                                range_at += 1
-                                continue
-                            break
+                    if step >= next_event:
+                        self._fold(inf_low, inf_high, dev_low, dev_high)
+                        inf_low, inf_high = high_mark, low_mark
+                        dev_low, dev_high = high_mark, low_mark
                         was_in = in_window
-                        in_window = range_at < len(ranges) and step >= ranges[range_at][0]
-                        past = range_at == len(ranges)
-                        if was_in and not in_window:
-                            self._stage_closed()  # a stage slice never spans a gap
-                    still = []
-                    for item in active:
-                        last = item[0].last
-                        if last is not None and step > last:
-                            self._inference_closed(*item)
-                        else:
-                            still.append(item)
-                    active = still
-                    while pending and pending[0].first <= step:
-                        active.append((pending.pop(0), Span(), Span()))
+                        in_window, past, next_event = self._boundary(step, ranges, in_window)
+                        if was_in and not in_window and stage is not None:
+                            # a stage slice never spans a gap between windows
+                            self._stage_slice(
+                                stage, stage_low, stage_high, stage_rows, stage_cycles
+                            )
+                            stage = None
+                    kind = raw[1]
+                    key = (raw[6], raw[7], kind)
+                    known = cache.get(key)
+                    if known is None:
+                        known = cache[key] = self._describe(raw[6], raw[7], kind)
+                    head, row_stage, notable, classes, device = known
                 else:
                     ipu += 1
-                kind, program, compute_set = raw[1], raw[6], raw[7]
-                key = (program, compute_set, kind)
-                known = cache.get(key)
-                if known is None:
-                    known = cache[key] = self._describe(program, compute_set, kind)
-                head, stage, notable, classes = known
                 if notable:
-                    bodies.row(step, kind, raw[2], classes)
-                if past:
-                    if bodies.cycles is None:
-                        return self._finish(active, bodies_open=False)
-                    continue
+                    bodies.row(step, raw[1], raw[2], classes)
+                    if closed:
+                        for body in closed:
+                            self._body_slice(body, body_low, body_high)
+                        del closed[:]
+                        body_low, body_high = high_mark, low_mark
+                        in_body = False
+                    if not in_body and bodies.cycles is not None:
+                        in_body = True
+                        body_low, body_high = high_mark, low_mark
                 if not in_window:
-                    if bodies.cycles is None:
-                        self._steps.clear()
+                    if past and not in_body:
+                        if parts:
+                            self.out.extend(parts)
+                        self.rows = rows
+                        self._fold(inf_low, inf_high, dev_low, dev_high)
+                        return self._finish(
+                            stage, stage_low, stage_high, stage_rows, stage_cycles, False
+                        )
                     continue
-                start = _whole(raw[4], step, "its start")
-                end = _whole(raw[5], step, "its end")
-                self._step_slice(raw, step, ipu, start, end, head)
-                self._stage_row(stage, start, end, raw[2], step)
-                for _, span, device in active:
-                    span.add(start, end)
-                    if kind in DEVICE_KINDS:
-                        device.add(start, end)
-                if bodies.cycles is not None:
-                    steps = self._steps
-                    if steps and steps[-1][0] == step:
-                        last_step = steps[-1]
-                        if start < last_step[1]:
-                            last_step[1] = start
-                        if end > last_step[2]:
-                            last_step[2] = end
-                    else:
-                        steps.append([step, start, end])
+                start, end = raw[4], raw[5]
+                if start.__class__ is not int or end.__class__ is not int:
+                    _whole(start, step, "its start")
+                    _whole(end, step, "its end")
+                # the first track of the row's IPU that is free at its start
+                if ipu >= len(ipus):
+                    while ipu >= len(ipus):
+                        ipus.append(TrackSet("IPU {}".format(len(ipus)), self._tid))
+                for track in ipus[ipu].tracks:
+                    if track[1] <= start:
+                        track[1] = end
+                        tid = track[0]
+                        break
                 else:
-                    self._steps.clear()
-        self._finish(active, bodies_open=True)
+                    tid = ipus[ipu].place(start, end)
+                if start < inf_low:
+                    inf_low = start
+                if end > inf_high:
+                    inf_high = end
+                if device:
+                    if start < dev_low:
+                        dev_low = start
+                    if end > dev_high:
+                        dev_high = end
+                if in_body:
+                    if start < body_low:
+                        body_low = start
+                    if end > body_high:
+                        body_high = end
+                cycles, tiles = raw[2], raw[3]
+                if row_stage != stage:
+                    if stage is not None:
+                        self._stage_slice(stage, stage_low, stage_high, stage_rows, stage_cycles)
+                    stage, stage_low, stage_high, stage_rows, stage_cycles = (
+                        row_stage,
+                        start,
+                        end,
+                        0,
+                        0,
+                    )
+                else:
+                    if start < stage_low:
+                        stage_low = start
+                    if end > stage_high:
+                        stage_high = end
+                stage_rows += 1
+                if cycles.__class__ is int:
+                    stage_cycles += cycles
+                else:
+                    cycles = _number(cycles, step, "steps_by_ipu.cycles")
+                if tiles.__class__ is not int:
+                    tiles = _number(tiles, step, "steps_by_ipu.active_tiles")
+                add(
+                    event
+                    % (
+                        tid,
+                        (start - shift) / per_us,
+                        (end - start) / per_us,
+                        head,
+                        step if step.__class__ is int else text(step),
+                        cycles,
+                        tiles,
+                    )
+                )
+                rows += 1
+                if len(parts) >= 4096:
+                    self.out.extend(parts)
+                    parts = []
+                    add = parts.append
+        if parts:
+            self.out.extend(parts)
+        self.rows = rows
+        self._fold(inf_low, inf_high, dev_low, dev_high)
+        self._bodies.finish()
+        for body in closed:
+            self._body_slice(body, body_low, body_high)
+        del closed[:]
+        self._finish(stage, stage_low, stage_high, stage_rows, stage_cycles, True)
 
-    def _finish(self, active: List[Tuple[Inference, Span, Span]], bodies_open: bool) -> None:
-        self._stage_closed()
-        for item in active:
+    def _next_event(self, ranges: Optional[List[Tuple[int, Optional[int]]]]) -> SqlValue:
+        """The smallest step at which an inference or a window range begins or ends."""
+        candidates: List[int] = []
+        if self._pending:
+            candidates.append(self._pending[0].first)
+        for inference, _, _ in self._active:
+            if inference.last is not None:
+                candidates.append(inference.last + 1)
+        if ranges is not None and self._range_at < len(ranges):
+            lo, hi = ranges[self._range_at]
+            candidates.append(lo)
+            if hi is not None:
+                candidates.append(hi + 1)
+        return min(candidates) if candidates else _HIGH
+
+    def _fold(self, low: int, high: int, dev_low: int, dev_high: int) -> None:
+        """A segment of the window's rows, into every open inference."""
+        for _, span, device in self._active:
+            if low <= high:
+                span.add(low, high)
+            if dev_low <= dev_high:
+                device.add(dev_low, dev_high)
+
+    def _boundary(
+        self, step: SqlValue, ranges: Optional[List[Tuple[int, Optional[int]]]], in_window: bool
+    ) -> Tuple[bool, bool, SqlValue]:
+        """At a step at or after the next event: inferences closed and opened, the window
+        range moved on. (in the window, past its end, the next event's step)."""
+        still = []
+        for item in self._active:
+            last = item[0].last
+            if last is not None and step > last:
+                self._inference_closed(*item)
+            else:
+                still.append(item)
+        self._active = still
+        pending = self._pending
+        while pending and pending[0].first <= step:
+            self._active.append((pending.pop(0), Span(), Span()))
+        past = False
+        if ranges is not None:
+            while self._range_at < len(ranges):
+                hi = ranges[self._range_at][1]
+                if hi is not None and step > hi:
+                    self._range_at += 1
+                    continue
+                break
+            at = self._range_at
+            in_window = at < len(ranges) and step >= ranges[at][0]
+            past = at == len(ranges)
+        return in_window, past, self._next_event(ranges)
+
+    def _finish(
+        self, stage: Optional[str], low: int, high: int, rows: int, cycles: int, bodies_open: bool
+    ) -> None:
+        if stage is not None:
+            self._stage_slice(stage, low, high, rows, cycles)
+        for item in self._active:
             self._inference_closed(*item)
+        self._active = []
         if bodies_open:
-            self._bodies.finish()
+            pass  # finished by run, which folds the last block's span
 
     def _describe(self, program: SqlValue, compute_set: SqlValue, kind: SqlValue) -> tuple:
-        """What every row of a (program, compute set, kind) shares: the start of its
-        event's text after "ts", its stage, whether blocks must see it, its NameClass."""
+        """What every row of a (program, compute set, kind) shares: its event's text
+        from "name" to "step": , its stage, whether blocks must see it, its NameClass."""
         named = self.names[program, compute_set]
         classes = named.classes
         stage = classes.stage
         kind_text = text(kind)
         extra = ""
         if self.facts is not None:
-            extra = ', "vertices": {}, "max_exchange_code_bytes": {}'.format(
+            extra = ',"vertices":{},"max_exchange_code_bytes":{}'.format(
                 text(self.facts.vertices(compute_set)),
                 text(self.facts.max_exchange_code_bytes(program)),
             )
-        head = '"name": {}, "cat": {}, "args": {{"kind": {}, "stage": {}{}, "step": '.format(
+        head = '"name":{},"cat":{},"args":{{"kind":{},"stage":{}{},"step":'.format(
             text(named.name or UNNAMED_STEP), kind_text, kind_text, text(stage), extra
         )
         notable = classes.kernel or classes.input_delivered or classes.output_begins
-        return head, stage, notable, classes
-
-    def _step_slice(
-        self, raw: tuple, step: object, ipu: int, start: int, end: int, head: str
-    ) -> None:
-        while ipu >= len(self.ipus):
-            self.ipus.append(TrackSet("IPU {}".format(len(self.ipus)), self._tid))
-        tid = self.ipus[ipu].place(start, end)
-        self.rows += 1
-        self.out.add(
-            '{{"ph": "X", "pid": {}, "tid": {}, "ts": {}, "dur": {}, {}{}, "cycles": {}, '
-            '"active_tiles": {}}}}}'.format(
-                self.pid,
-                tid,
-                self._ts(start),
-                self._dur(start, end),
-                head,
-                text(step) if type(step) is not int else step,
-                _number(raw[2], step, "steps_by_ipu.cycles"),
-                _number(raw[3], step, "steps_by_ipu.active_tiles"),
-            )
-        )
+        return head, stage, notable, classes, kind in DEVICE_KINDS
 
     # ---- stages, blocks, inferences ------------------------------------------------
 
-    def _stage_row(self, stage: str, start: int, end: int, cycles: object, step: object) -> None:
-        if stage != self._stage:
-            self._stage_closed()
-            self._stage = stage
-        self._stage_span.add(start, end)
-        self._stage_rows += 1
-        if type(cycles) is int:
-            self._stage_cycles += cycles
-
-    def _stage_closed(self) -> None:
-        span = self._stage_span
-        if self._stage is None or span.low is None or span.high is None:
-            return
-        tid = self.stages.place(span.low, span.high)
-        self._slice(
-            tid,
-            self._stage,
-            span.low,
-            span.high,
-            '"stage": {}, "rows": {}, "cycles": {}'.format(
-                text(self._stage), self._stage_rows, self._stage_cycles
-            ),
-            "stage",
+    def _stage_slice(self, stage: str, low: int, high: int, rows: int, cycles: int) -> None:
+        label = self._stage_texts.get(stage)
+        if label is None:
+            label = self._stage_texts[stage] = text(stage)
+        tid = self.stages.place(low, high)
+        self.out.add(
+            '{{"ph": "X", "pid": {}, "tid": {}, "name": {}, "cat": "stage", "ts": {!r}, '
+            '"dur": {!r}, "args": {{"stage": {}, "rows": {}, "cycles": {}}}}}'.format(
+                self.pid,
+                tid,
+                label,
+                (low - self.shift) / self.per_us,
+                (high - low) / self.per_us,
+                label,
+                rows,
+                cycles,
+            )
         )
-        self._stage = None
-        self._stage_span = Span()
-        self._stage_rows = self._stage_cycles = 0
 
-    def _body_closed(self, body: Body) -> None:
-        span = Span()
-        steps = self._steps
-        end_step = body.end_step
-        while steps and (end_step is None or steps[0][0] < end_step):
-            step, low, high = steps.popleft()
-            if step >= body.first_step:
-                span.add(low, high)
-        if span.low is None or span.high is None:
+    def _body_slice(self, body: Body, low: int, high: int) -> None:
+        """A closed block, over its rows in the window (none: no slice)."""
+        if low > high:
             return
-        tid = self.blocks.place(span.low, span.high)
+        tid = self.blocks.place(low, high)
         self._slice(
             tid,
             "block {}".format(body.block),
-            span.low,
-            span.high,
+            low,
+            high,
             '"run": {}, "block": {}, "first_step": {}, "end_step": {}, "cycles": {}'.format(
                 body.run, body.block, text(body.first_step), text(body.end_step), body.total
             ),
