@@ -414,3 +414,22 @@ def test_rows_stored_out_of_step_order_give_the_same_trace(tmp_path):
     db.close()
     data, _ = trace(tmp_path, profile, "--all", "--no-pva")
     check_against_oracle(data, 1, profile, every=True)
+
+
+def test_a_row_that_ends_before_it_starts_is_refused(tmp_path):
+    profile = copy_case(EDGE / "one-anchor", tmp_path / "case")
+    db = sqlite3.connect(str(profile))
+    with db:
+        step = db.execute("SELECT min(step_id) FROM steps_by_ipu").fetchone()[0]
+        db.execute(
+            "UPDATE steps_by_ipu SET active_cycles_to_max = active_cycles_from_min - 5 "
+            "WHERE step_id = ?",
+            (step + 1,),
+        )
+    db.close()
+    out = tmp_path / "t.json"
+    result = invoke_extract("trace", profile, "--all", "-o", out, "--no-pva")
+    assert result.code == 1, result
+    assert "is before its start" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not out.exists()

@@ -297,9 +297,13 @@ class ProfileEvents:
                         )
                     continue
                 start, end = raw[4], raw[5]
-                if start.__class__ is not int or end.__class__ is not int:
+                if start.__class__ is not int or end.__class__ is not int or end < start:
                     _whole(start, step, "its start")
                     _whole(end, step, "its end")
+                    raise BadValue(
+                        "step {}: its end ({}) is before its start ({}): a slice cannot "
+                        "last less than nothing".format(step, end, start)
+                    )
                 # the first track of the row's IPU that is free at its start
                 if ipu >= len(ipus):
                     while ipu >= len(ipus):
