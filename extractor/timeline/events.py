@@ -292,9 +292,8 @@ class ProfileEvents:
                             self.out.extend(parts)
                         self.rows = rows
                         self._fold(inf_low, inf_high, dev_low, dev_high)
-                        return self._finish(
-                            stage, stage_low, stage_high, stage_rows, stage_cycles, False
-                        )
+                        # nothing more to show, no block open: the rows after go unread
+                        return self._finish(stage, stage_low, stage_high, stage_rows, stage_cycles)
                     continue
                 start, end = raw[4], raw[5]
                 if start.__class__ is not int or end.__class__ is not int or end < start:
@@ -377,7 +376,7 @@ class ProfileEvents:
         for body in closed:
             self._body_slice(body, body_low, body_high)
         del closed[:]
-        self._finish(stage, stage_low, stage_high, stage_rows, stage_cycles, True)
+        self._finish(stage, stage_low, stage_high, stage_rows, stage_cycles)
 
     def _next_event(self, ranges: Optional[List[Tuple[int, Optional[int]]]]) -> SqlValue:
         """The smallest step at which an inference or a window range begins or ends."""
@@ -431,16 +430,12 @@ class ProfileEvents:
             past = at == len(ranges)
         return in_window, past, self._next_event(ranges)
 
-    def _finish(
-        self, stage: Optional[str], low: int, high: int, rows: int, cycles: int, bodies_open: bool
-    ) -> None:
+    def _finish(self, stage: Optional[str], low: int, high: int, rows: int, cycles: int) -> None:
         if stage is not None:
             self._stage_slice(stage, low, high, rows, cycles)
         for item in self._active:
             self._inference_closed(*item)
         self._active = []
-        if bodies_open:
-            pass  # finished by run, which folds the last block's span
 
     def _describe(self, program: SqlValue, compute_set: SqlValue, kind: SqlValue) -> tuple:
         """What every row of a (program, compute set, kind) shares: its event's text
