@@ -24,7 +24,18 @@ class DefaultCommandGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
     #: The order of `extract --help`: `run` first, then the others as a user meets them.
-    order = ("run", "merge", "compare", "blocks", "table", "report", "inspect", "stages", "doctor")
+    order = (
+        "run",
+        "merge",
+        "compare",
+        "blocks",
+        "table",
+        "report",
+        "trace",
+        "inspect",
+        "stages",
+        "doctor",
+    )
 
     def list_commands(self, ctx: Any) -> List[str]:
         rank = {name: number for number, name in enumerate(self.order)}

@@ -36,6 +36,7 @@ CHECKS = [
     "compute_sets_access",
     "steps_by_ipu_rows",
     "vars_info",
+    "clock",
 ]
 PVA_CHECKS = CHECKS[1:10]
 FIXTURE_FOLDERS = {"vit-f8weight": golden_case_folder()}
@@ -88,7 +89,7 @@ def test_text_output_says_each_check(tmp_path):
     assert result.code == 0, result
     text = result.stdout.decode("utf-8")
     lines = text.splitlines()
-    assert lines[0].endswith("profile.pop: 12 ok, 0 warn, 0 fail, 0 skipped")
+    assert lines[0].endswith("profile.pop: 13 ok, 0 warn, 0 fail, 0 skipped")
     for name in CHECKS:
         assert any(line.split()[:2] == ["ok", name] for line in lines[1:]), name
     assert "as it assumes" in lines[-1]
@@ -227,7 +228,7 @@ def test_without_pva_the_sql_checks_run_and_the_rest_are_skipped():
         "IPU count is unknown (pva is not available)"
         in check(answer, "steps_by_ipu_rows")["detail"]
     )
-    assert answer["counts"] == {"ok": 2, "warn": 1, "fail": 0, "skipped": 9}
+    assert answer["counts"] == {"ok": 3, "warn": 1, "fail": 0, "skipped": 9}
 
 
 @pytest.mark.parametrize(

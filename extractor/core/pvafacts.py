@@ -191,6 +191,15 @@ class PvaFacts:
         self._sql_programs = program_names
         self._sql_compute_sets = compute_set_names
 
+    def clock_hz(self) -> Optional[float]:
+        """The IPU clock the report gives (`compilation.target.clockFrequency`, Hz), or
+        None when it gives none (no target, no clock, not a positive finite number)."""
+        try:
+            hz = float(getattr(self._compilation, "target").clockFrequency)  # noqa: B009
+        except Exception:  # no target or clock: a report that cannot say
+            return None
+        return hz if 0 < hz < float("inf") else None
+
     def _fail(self, what: str, exc: Exception) -> ProfileError:
         return ProfileError(self.path, "PopVision could not read {}: {}".format(what, exc))
 

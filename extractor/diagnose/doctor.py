@@ -32,7 +32,7 @@ from .doctorchecks import (
 )
 from .doctorsides import PvaSide, SqlSide, read_sql
 from .inspection import pva_status, report_versions
-from .tablechecks import check_steps_by_ipu_rows, check_vars_info
+from .targetchecks import check_clock, check_steps_by_ipu_rows, check_vars_info
 
 #: The `format` value of `extract doctor --json`: bumped when a key changes meaning.
 JSON_FORMAT = "extract-doctor/1"
@@ -44,9 +44,10 @@ def _skipped(names, reason: str) -> List[DoctorCheck]:
     return [doctor_check(name, SKIPPED, reason, "not checked", reason=reason) for name in names]
 
 
-#: The checks that need pva: all but the first (is pva there) and the two SQL-only ones.
+#: The checks skipped without pva: all but the first (is pva there) and those that say
+#: what they can without it (the tables against the target, and the clock).
 PVA_CHECKS = tuple(
-    name for name in CHECK_NAMES if name not in ("pva", "steps_by_ipu_rows", "vars_info")
+    name for name in CHECK_NAMES if name not in ("pva", "steps_by_ipu_rows", "vars_info", "clock")
 )
 
 
@@ -114,6 +115,7 @@ def run_checks(path, pva=None) -> dict:
             checks += _pva_checks(sql, side)
     checks.append(_guarded("steps_by_ipu_rows", lambda: check_steps_by_ipu_rows(sql, side)))
     checks.append(_guarded("vars_info", lambda: check_vars_info(sql, side)))
+    checks.append(_guarded("clock", lambda: check_clock(side)))
     return doctor_answer(path, checks)
 
 

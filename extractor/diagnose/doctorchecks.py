@@ -41,6 +41,7 @@ CHECK_NAMES = (
     "compute_sets_access",
     "steps_by_ipu_rows",
     "vars_info",
+    "clock",
 )
 
 

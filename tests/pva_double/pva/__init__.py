@@ -40,7 +40,9 @@ the stand-in is too:
 - An `OnTileExecute` program carries `computeset` (the ComputeSet object it executes)
   when its JSON entry gives the compute set's id as `"computeset"` (and the JSON has
   that compute set); other programs have no such attribute.
-- `"target": {"numTiles": T, "numIPUs": I}` serves `compilation.target`; without it the
+- `"target": {"numTiles": T, "numIPUs": I, "clockFrequency": Hz}` (any of the three)
+  serves `compilation.target` with those attributes (a part left out is no attribute:
+  `clockFrequency` missing is a report that cannot say its clock); without it the
   report has no `target`. `report.version` is the format version (stand-in: 1.0.0).
 - `"_test_numbers": "numpy-like"` serves program ids and `codeBytesByTile` entries as
   `NumpyLikeInt`: integral, comparable and hashable like an int, but not an `int` and not
@@ -250,10 +252,18 @@ class ComputeSets(list):
 
 
 class Target:
-    def __init__(self, tiles, ipus):
-        self.numTiles = tiles
-        self.numIPUs = ipus
-        self.tilesPerIpu = tiles // ipus if ipus else 0
+    """The parts of `compilation.target` the JSON gives: a part it leaves out is no
+    attribute (as a report that cannot say)."""
+
+    def __init__(self, tiles=None, ipus=None, clock=None):
+        if tiles is not None:
+            self.numTiles = tiles
+        if ipus is not None:
+            self.numIPUs = ipus
+        if tiles is not None and ipus is not None:
+            self.tilesPerIpu = tiles // ipus if ipus else 0
+        if clock is not None:
+            self.clockFrequency = clock
 
 
 class Compilation:
@@ -351,7 +361,10 @@ def _load(path):
         )
     target = data.get("target")
     if target is not None:
-        target = Target(int(target["numTiles"]), int(target["numIPUs"]))
+        target = Target(
+            *(int(target[key]) if key in target else None for key in ("numTiles", "numIPUs")),
+            clock=float(target["clockFrequency"]) if "clockFrequency" in target else None,
+        )
     return Report(Compilation(programs, compute_sets, owner, target), owner)
 
 

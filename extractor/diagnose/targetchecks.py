@@ -1,7 +1,7 @@
-"""`extract doctor`'s checks of what the summary assumes of the profile's own tables,
-set against the IPU and tile counts pva gives where it is there: rows per step
-(`steps_by_ipu`) and the per-tile variables (`vars_info`). The checks of pva against
-SQL are in doctorchecks.py, with what every check shares.
+"""`extract doctor`'s checks of the profile against the target pva describes, where
+it is there: rows per step (`steps_by_ipu`) against its IPUs, the per-tile variables
+(`vars_info`) against its tiles, and its clock (extract trace's time axis). The checks
+of pva against SQL are in doctorchecks.py, with what every check shares.
 """
 
 from typing import Optional
@@ -104,4 +104,31 @@ def check_vars_info(sql: SqlSide, side: Optional[PvaSide]) -> DoctorCheck:
         detail,
         "lowered variables look enabled: exchange_memory_per_tile is read from them",
         **data,
+    )
+
+
+def check_clock(side: Optional[PvaSide]) -> DoctorCheck:
+    """The clock pva gives (target.clockFrequency, Hz): extract trace's time axis."""
+    hz = None
+    if side is not None:
+        try:
+            hz = float(side.compilation.target.clockFrequency)
+        except Exception:
+            hz = None
+        if hz is not None and not 0 < hz < float("inf"):
+            hz = None
+    if hz is None:
+        return doctor_check(
+            "clock",
+            OK,
+            "pva {}".format("is not available" if side is None else "gives no clock"),
+            "extract trace shows 1 cycle as 1 ns unless given --clock-mhz",
+            clock_hz=None,
+        )
+    return doctor_check(
+        "clock",
+        OK,
+        "pva gives a clock of {:g} MHz (target.clockFrequency {:g} Hz)".format(hz / 1e6, hz),
+        "extract trace puts its time axis in microseconds at that clock",
+        clock_hz=hz,
     )

@@ -1,0 +1,167 @@
+"""`extract trace PROFILE... -o trace.json`: the library function the command runs."""
+
+import os
+import stat
+from pathlib import Path
+from typing import IO, Callable, Iterable, List, Optional, Sequence, Tuple
+
+from .. import __version__
+from ..core.profile import Profile
+from ..core.pvafacts import PvaFacts, PvaModule, import_pva
+from ..core.rules import StageRules
+from ..core.steps import BadValue, StepNames
+from ..core.trace import compile_only_warning, read_trace
+from ..errors import ProfileError, UsageError, shown_path
+from ..output import atomic_file
+from .events import EventFile, ProfileEvents
+from .window import Window, choose, earliest_start
+
+Say = Callable[[str, str], None]
+
+#: Without a clock, a cycle is shown as a nanosecond: 1000 cycles to the microsecond.
+NO_CLOCK_CYCLES_PER_US = 1000.0
+NO_CLOCK_NOTE = " (1 cycle = 1 ns)"
+
+
+def check_clock(clock_mhz: Optional[float]) -> None:
+    if clock_mhz is not None and not 0 < clock_mhz < float("inf"):
+        raise UsageError("--clock-mhz {}: give the IPU clock in MHz (above 0)".format(clock_mhz))
+
+
+def check_runs(runs: Sequence[int], every_row: bool) -> None:
+    if runs and every_row:
+        raise UsageError("--run and --all: give one or the other")
+    for run in runs:
+        if run < 1:
+            raise UsageError("--run {}: runs are numbered from 1".format(run))
+
+
+def run_trace(
+    profiles: Sequence[Path],
+    output: Optional[str],
+    rules: StageRules,
+    say: Say,
+    *,
+    runs: Sequence[int] = (),
+    every_row: bool = False,
+    clock_mhz: Optional[float] = None,
+    use_pva: bool = True,
+    pva: Optional[PvaModule] = None,
+    quiet: bool = False,
+    timeout: float = 0,
+) -> None:
+    """Write the trace of `profiles` to `output` (trace-spec: one process per profile,
+    each shifted to start at 0). UsageError for a missing -o, a run that does not exist,
+    an output that is one of the profiles; ProfileError for a profile extract cannot
+    read."""
+    from ..single import same_file, watch
+
+    if not output or output == "-":
+        raise UsageError("give the trace a file with -o FILE (a trace is not for a terminal)")
+    check_clock(clock_mhz)
+    check_runs(runs, every_row)
+    for profile in profiles:
+        if profile.is_dir():
+            raise ProfileError(profile, "is a directory, not a profile")
+        if same_file(Path(output), profile):
+            raise UsageError(output, "the output would overwrite the profile")
+    watch(profiles[0], output, say, False, timeout)
+    if use_pva and pva is None:
+        pva = import_pva()
+    clocks: List[Optional[float]] = []
+    with atomic_file(output) as handle:
+        out = EventFile(handle)
+        for pid, path in enumerate(profiles, 1):
+            clocks.append(
+                _one_profile(out, pid, path, rules, say, runs, every_row, clock_mhz, pva, quiet)
+            )
+        shown_clock = clock_mhz
+        if shown_clock is None and clocks and all(c == clocks[0] for c in clocks):
+            shown_clock = clocks[0]
+        out.close({"tool": "extract {}".format(__version__), "clock_mhz": shown_clock})
+
+
+def _one_profile(
+    out: EventFile,
+    pid: int,
+    path: Path,
+    rules: StageRules,
+    say: Say,
+    runs: Sequence[int],
+    every_row: bool,
+    clock_mhz: Optional[float],
+    pva: Optional[PvaModule],
+    quiet: bool,
+) -> Optional[float]:
+    """The events of one profile; its clock in MHz (None: none known)."""
+    label = shown_path(path)
+    try:
+        with Profile(path) as profile:
+            sql_names = profile.names()
+            window = choose(profile, label, rules, sql_names, runs, every_row)
+            facts = None
+            if pva is not None:
+                facts = PvaFacts(pva, path)
+                facts.expect_names(*sql_names)
+                if clock_mhz is None:
+                    hz = facts.clock_hz()
+                    clock_mhz = hz / 1e6 if hz is not None else None
+            shift = earliest_start(profile, window)
+            events = _pass(out, pid, profile, window, shift, rules, sql_names, facts, clock_mhz)
+    except BadValue as exc:
+        raise ProfileError(path, str(exc)) from exc
+    warnings = list(window.warnings)
+    if events.rows == 0 and shift is None:
+        warnings.append(compile_only_warning())
+    if not quiet:
+        for warning in warnings:
+            say("warning", "{}: {}".format(label, warning))
+    name = str(path) + ("" if clock_mhz is not None else NO_CLOCK_NOTE)
+    events.metadata(name)
+    return clock_mhz
+
+
+def _pass(
+    out: EventFile,
+    pid: int,
+    profile: Profile,
+    window: Window,
+    shift: Optional[int],
+    rules: StageRules,
+    sql_names: Tuple[dict, dict],
+    facts: Optional[PvaFacts],
+    clock_mhz: Optional[float],
+) -> ProfileEvents:
+    """One pass over the step rows, writing as it goes; made again from the file's mark
+    should trace.read_trace read the rows a second time (rows stored out of order)."""
+    mark = out.mark() if _regular(out.handle) else None
+    per_us = clock_mhz if clock_mhz is not None else NO_CLOCK_CYCLES_PER_US
+    attempts: List[int] = []
+
+    def one_pass(batches: Iterable[list]) -> ProfileEvents:
+        if attempts and mark is not None:
+            out.rewind(mark)  # the rows read again: their events written again
+        attempts.append(1)
+        events = ProfileEvents(
+            out,
+            pid,
+            window,
+            shift or 0,
+            per_us,
+            rules,
+            StepNames(sql_names[0], sql_names[1], rules),
+            facts,
+            shown_path(profile.path),
+        )
+        events.run(batches)
+        return events
+
+    return read_trace(profile, one_pass, sorted_only=mark is None)
+
+
+def _regular(handle: IO[bytes]) -> bool:
+    """Whether `handle` is a regular file (one that can be truncated: not /dev/null)."""
+    try:
+        return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False

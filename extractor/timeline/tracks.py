@@ -1,0 +1,107 @@
+"""The trace file as it is written: one JSON event at a time (EventFile), the tracks of
+a kind that keep slices from overlapping (TrackSet), and a slice being gathered (Span)."""
+
+import json
+from typing import IO, Callable, List, Optional, Tuple
+
+#: (tid, where its last slice ends), per track of one kind, in the order they opened.
+Tracks = List[List[int]]
+
+
+def text(value: object) -> str:
+    """A JSON string (or null, a number) for `value`: strict JSON, any text."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return json.dumps(value, allow_nan=False)
+
+
+class EventFile:
+    """The trace file: `{"traceEvents": [` ... events ... `], ...}`, written in chunks."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
+        self._parts: List[str] = []
+        self._first = True
+        handle.write(b'{"traceEvents": [\n')
+
+    def extend(self, events: List[str]) -> None:
+        """Events each written with a leading ",\\n" (the first of the file without)."""
+        self.flush()
+        if self._first and events:
+            self._first = False
+            events[0] = events[0][2:]
+        self.handle.write("".join(events).encode("ascii"))
+
+    def add(self, event: str) -> None:
+        if self._first:
+            self._first = False
+            self._parts.append(event)
+        else:
+            self._parts.append(",\n" + event)
+        if len(self._parts) >= 2048:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._parts:
+            self.handle.write("".join(self._parts).encode("ascii"))
+            self._parts = []
+
+    def mark(self) -> Tuple[int, bool]:
+        """Where the file is: for `rewind`, to write a profile's events again."""
+        self.flush()
+        return self.handle.tell(), self._first
+
+    def rewind(self, mark: Tuple[int, bool]) -> None:
+        self._parts = []
+        self.handle.seek(mark[0])
+        self.handle.truncate()
+        self._first = mark[1]
+
+    def close(self, other_data: dict) -> None:
+        self.flush()
+        tail = '\n], "displayTimeUnit": "ns", "otherData": {}}}\n'.format(
+            json.dumps(other_data, allow_nan=False)
+        )
+        self.handle.write(tail.encode("ascii"))
+
+
+class TrackSet:
+    """The tracks of one kind (`IPU 0`, `stages`, ...): a slice takes the first whose last
+    slice ends at or before its start, a new one when none does."""
+
+    def __init__(self, label: str, new_tid: Callable[[], int]) -> None:
+        self.label = label
+        self.tracks: Tracks = []
+        self._new_tid = new_tid
+
+    def place(self, start: int, end: int) -> int:
+        """The tid of the track a slice from `start` to `end` goes on."""
+        for track in self.tracks:
+            if track[1] <= start:
+                track[1] = end
+                return track[0]
+        tid = self._new_tid()
+        self.tracks.append([tid, end])
+        return tid
+
+    def names(self) -> List[Tuple[int, str]]:
+        return [
+            (track[0], self.label if index == 0 else "{} ({})".format(self.label, index + 1))
+            for index, track in enumerate(self.tracks)
+        ]
+
+
+class Span:
+    """The smallest start and largest end of some rows (None: no row yet)."""
+
+    __slots__ = ("low", "high")
+
+    def __init__(self) -> None:
+        self.low: Optional[int] = None
+        self.high: Optional[int] = None
+
+    def add(self, start: int, end: int) -> None:
+        if self.low is None or start < self.low:
+            self.low = start
+        if self.high is None or end > self.high:
+            self.high = end
