@@ -27,6 +27,21 @@ _LOW = -_HIGH
 
 _NO_STEP = object()  # a step id no row has
 
+#: At 1000 cycles to the microsecond (no clock: 1 cycle = 1 ns), a time in microseconds
+#: is written from its count of cycles with integer arithmetic: repr(n / 1000.0) is the
+#: decimal n / 1000 with its trailing zeros dropped (".0" for a whole number) whenever
+#: 0 <= n < 10 ** 15 (any decimal of 15 significant digits or fewer survives a double
+#: and back, and repr is the shortest that does). Outside that range, repr itself.
+_FRACTIONS = [".0"] + [".{:03d}".format(i).rstrip("0") for i in range(1, 1000)]
+_EXACT = 10**15
+
+
+def _micros(cycles: int, per_us: float) -> str:
+    """`cycles` in microseconds as JSON: repr(cycles / per_us), made faster at 1000."""
+    if per_us == 1000.0 and 0 <= cycles < _EXACT:
+        return str(cycles // 1000) + _FRACTIONS[cycles % 1000]
+    return repr(cycles / per_us)
+
 
 def _whole(value: object, step: object, what: str) -> int:
     if type(value) is int:
@@ -91,14 +106,14 @@ class ProfileEvents:
 
     def _slice(self, tid: int, name: str, start: int, end: int, args: str, cat: str) -> None:
         self.out.add(
-            '{{"ph": "X", "pid": {}, "tid": {}, "name": {}, "cat": "{}", "ts": {!r}, '
-            '"dur": {!r}, "args": {{{}}}}}'.format(
+            '{{"ph": "X", "pid": {}, "tid": {}, "name": {}, "cat": "{}", "ts": {}, '
+            '"dur": {}, "args": {{{}}}}}'.format(
                 self.pid,
                 tid,
                 text(name),
                 cat,
-                (start - self.shift) / self.per_us,
-                (end - start) / self.per_us,
+                _micros(start - self.shift, self.per_us),
+                _micros(end - start, self.per_us),
                 args,
             )
         )
@@ -129,8 +144,12 @@ class ProfileEvents:
         closed = self._closed_bodies
         ipus = self.ipus
         shift, per_us = self.shift, self.per_us
+        fixed = per_us == 1000.0  # times with integer arithmetic (_micros)
+        fractions, exact = _FRACTIONS, _EXACT
+        at_text: Any  # an event's ts and dur: an int and a fraction, or a repr and ""
+        span_text: Any
         event = (
-            ',\n{{"ph":"X","pid":{},"tid":%d,"ts":%r,"dur":%r,%s%s,'
+            ',\n{{"ph":"X","pid":{},"tid":%d,"ts":%s%s,"dur":%s%s,%s%s,'
             '"cycles":%s,"active_tiles":%s}}}}'.format(self.pid)
         )
         parts: List[str] = []
@@ -249,12 +268,22 @@ class ProfileEvents:
                     cycles = _number(cycles, step, "steps_by_ipu.cycles")
                 if tiles.__class__ is not int:
                     tiles = _number(tiles, step, "steps_by_ipu.active_tiles")
+                at = start - shift
+                span = end - start
+                if fixed and 0 <= at < exact and span < exact:
+                    at_text, at_part = at // 1000, fractions[at % 1000]
+                    span_text, span_part = span // 1000, fractions[span % 1000]
+                else:
+                    at_text, at_part = repr(at / per_us), ""
+                    span_text, span_part = repr(span / per_us), ""
                 add(
                     event
                     % (
                         tid,
-                        (start - shift) / per_us,
-                        (end - start) / per_us,
+                        at_text,
+                        at_part,
+                        span_text,
+                        span_part,
                         head,
                         step if step.__class__ is int else text(step),
                         cycles,
@@ -357,19 +386,24 @@ class ProfileEvents:
     # ---- stages, blocks, inferences ------------------------------------------------
 
     def _stage_slice(self, stage: str, low: int, high: int, rows: int, cycles: int) -> None:
-        label = self._stage_texts.get(stage)
-        if label is None:
-            label = self._stage_texts[stage] = text(stage)
+        # a stage slice may close every few rows: its text made with %, from a template
+        # per stage (its label's % doubled)
+        template = self._stage_texts.get(stage)
+        if template is None:
+            label = text(stage).replace("%", "%%")
+            template = self._stage_texts[stage] = (
+                '{{"ph": "X", "pid": {}, "tid": %d, "name": {}, "cat": "stage", "ts": %s, '
+                '"dur": %s, "args": {{"stage": {}, "rows": %d, "cycles": %d}}}}'.format(
+                    self.pid, label, label
+                )
+            )
         tid = self.stages.place(low, high)
         self.out.add(
-            '{{"ph": "X", "pid": {}, "tid": {}, "name": {}, "cat": "stage", "ts": {!r}, '
-            '"dur": {!r}, "args": {{"stage": {}, "rows": {}, "cycles": {}}}}}'.format(
-                self.pid,
+            template
+            % (
                 tid,
-                label,
-                (low - self.shift) / self.per_us,
-                (high - low) / self.per_us,
-                label,
+                _micros(low - self.shift, self.per_us),
+                _micros(high - low, self.per_us),
                 rows,
                 cycles,
             )

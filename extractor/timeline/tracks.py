@@ -10,6 +10,10 @@ Tracks = List[List[int]]
 
 def text(value: object) -> str:
     """A JSON string (or null, a number) for `value`: strict JSON, any text."""
+    if value.__class__ is int:  # most calls: json.dumps gives an int's str
+        return str(value)
+    if value is None:
+        return "null"
     if isinstance(value, bytes):
         value = value.decode("utf-8", "replace")
     return json.dumps(value, allow_nan=False)
