@@ -17,7 +17,7 @@ from ..core.blocks import BlockBodies, Body
 from ..core.pvafacts import StepFacts
 from ..core.rules import StageRules
 from ..core.steps import DEVICE_KINDS, BadValue, SqlValue, StepNames
-from .tracks import EventFile, Span, TrackSet, text
+from .tracks import EXACT, FRACTIONS, EventFile, Span, TrackSet, micros, number, text, whole
 from .window import Inference, Window
 
 UNNAMED_STEP = "(unnamed step)"
@@ -26,40 +26,6 @@ _HIGH = 1 << 80  # above any start (64-bit integers)
 _LOW = -_HIGH
 
 _NO_STEP = object()  # a step id no row has
-
-#: At 1000 cycles to the microsecond (no clock: 1 cycle = 1 ns), a time in microseconds
-#: is written from its count of cycles with integer arithmetic: repr(n / 1000.0) is the
-#: decimal n / 1000 with its trailing zeros dropped (".0" for a whole number) whenever
-#: 0 <= n < 10 ** 15 (any decimal of 15 significant digits or fewer survives a double
-#: and back, and repr is the shortest that does). Outside that range, repr itself.
-_FRACTIONS = [".0"] + [".{:03d}".format(i).rstrip("0") for i in range(1, 1000)]
-_EXACT = 10**15
-
-
-def _micros(cycles: int, per_us: float) -> str:
-    """`cycles` in microseconds as JSON: repr(cycles / per_us), made faster at 1000."""
-    if per_us == 1000.0 and 0 <= cycles < _EXACT:
-        return str(cycles // 1000) + _FRACTIONS[cycles % 1000]
-    return repr(cycles / per_us)
-
-
-def _whole(value: object, step: object, what: str) -> int:
-    if type(value) is int:
-        return value
-    raise BadValue(
-        "step {}: {} is {}, not a whole number".format(
-            step, what, "NULL" if value is None else type(value).__name__
-        )
-    )
-
-
-def _number(value: object, step: object, what: str) -> str:
-    """A count of a row (cycles, tiles) as JSON: a whole number, or null for NULL."""
-    if type(value) is int:
-        return str(value)
-    if value is None:
-        return "null"
-    raise BadValue("step {}: {} is {}, not a whole number".format(step, what, type(value).__name__))
 
 
 class ProfileEvents:
@@ -112,8 +78,8 @@ class ProfileEvents:
                 tid,
                 text(name),
                 cat,
-                _micros(start - self.shift, self.per_us),
-                _micros(end - start, self.per_us),
+                micros(start - self.shift, self.per_us),
+                micros(end - start, self.per_us),
                 args,
             )
         )
@@ -145,7 +111,12 @@ class ProfileEvents:
         ipus = self.ipus
         shift, per_us = self.shift, self.per_us
         fixed = per_us == 1000.0  # times with integer arithmetic (_micros)
-        fractions, exact = _FRACTIONS, _EXACT
+        fractions, exact = FRACTIONS, EXACT
+        ipu_tracks = [tracks.tracks for tracks in ipus]
+        ipu_count = len(ipus)
+        stage_texts = self._stage_texts
+        stage_place = self.stages.place
+        out_add = self.out.add
         at_text: Any  # an event's ts and dur: an int and a fraction, or a repr and ""
         span_text: Any
         event = (
@@ -214,17 +185,19 @@ class ProfileEvents:
                     continue
                 start, end = raw[4], raw[5]
                 if start.__class__ is not int or end.__class__ is not int or end < start:
-                    _whole(start, step, "its start")
-                    _whole(end, step, "its end")
+                    whole(start, step, "its start")
+                    whole(end, step, "its end")
                     raise BadValue(
                         "step {}: its end ({}) is before its start ({}): a slice cannot "
                         "last less than nothing".format(step, end, start)
                     )
                 # the first track of the row's IPU that is free at its start
-                if ipu >= len(ipus):
+                if ipu >= ipu_count:
                     while ipu >= len(ipus):
                         ipus.append(TrackSet("IPU {}".format(len(ipus)), self._tid))
-                for track in ipus[ipu].tracks:
+                        ipu_tracks.append(ipus[-1].tracks)
+                    ipu_count = len(ipus)
+                for track in ipu_tracks[ipu]:
                     if track[1] <= start:
                         track[1] = end
                         tid = track[0]
@@ -248,7 +221,28 @@ class ProfileEvents:
                 cycles, tiles = raw[2], raw[3]
                 if row_stage != stage:
                     if stage is not None:
-                        self._stage_slice(stage, stage_low, stage_high, stage_rows, stage_cycles)
+                        # _stage_slice, inline: a stage may close every few rows
+                        template = stage_texts.get(stage) or self._stage_template(stage)
+                        at = stage_low - shift
+                        span = stage_high - stage_low
+                        if fixed and 0 <= at < exact and span < exact:
+                            at_text, at_part = at // 1000, fractions[at % 1000]
+                            span_text, span_part = span // 1000, fractions[span % 1000]
+                        else:
+                            at_text, at_part = repr(at / per_us), ""
+                            span_text, span_part = repr(span / per_us), ""
+                        out_add(
+                            template
+                            % (
+                                stage_place(stage_low, stage_high),
+                                at_text,
+                                at_part,
+                                span_text,
+                                span_part,
+                                stage_rows,
+                                stage_cycles,
+                            )
+                        )
                     stage, stage_low, stage_high, stage_rows, stage_cycles = (
                         row_stage,
                         start,
@@ -265,9 +259,9 @@ class ProfileEvents:
                 if cycles.__class__ is int:
                     stage_cycles += cycles
                 else:
-                    cycles = _number(cycles, step, "steps_by_ipu.cycles")
+                    cycles = number(cycles, step, "steps_by_ipu.cycles")
                 if tiles.__class__ is not int:
-                    tiles = _number(tiles, step, "steps_by_ipu.active_tiles")
+                    tiles = number(tiles, step, "steps_by_ipu.active_tiles")
                 at = start - shift
                 span = end - start
                 if fixed and 0 <= at < exact and span < exact:
@@ -386,28 +380,32 @@ class ProfileEvents:
     # ---- stages, blocks, inferences ------------------------------------------------
 
     def _stage_slice(self, stage: str, low: int, high: int, rows: int, cycles: int) -> None:
-        # a stage slice may close every few rows: its text made with %, from a template
-        # per stage (its label's % doubled)
-        template = self._stage_texts.get(stage)
-        if template is None:
-            label = text(stage).replace("%", "%%")
-            template = self._stage_texts[stage] = (
-                '{{"ph": "X", "pid": {}, "tid": %d, "name": {}, "cat": "stage", "ts": %s, '
-                '"dur": %s, "args": {{"stage": {}, "rows": %d, "cycles": %d}}}}'.format(
-                    self.pid, label, label
-                )
-            )
+        template = self._stage_texts.get(stage) or self._stage_template(stage)
         tid = self.stages.place(low, high)
         self.out.add(
             template
             % (
                 tid,
-                _micros(low - self.shift, self.per_us),
-                _micros(high - low, self.per_us),
+                micros(low - self.shift, self.per_us),
+                "",
+                micros(high - low, self.per_us),
+                "",
                 rows,
                 cycles,
             )
         )
+
+    def _stage_template(self, stage: str) -> str:
+        """The text of a slice of `stage`, for % with (tid, ts and dur each as two
+        parts, rows, cycles): made once per stage (its label's % doubled)."""
+        label = text(stage).replace("%", "%%")
+        template = self._stage_texts[stage] = (
+            '{{"ph": "X", "pid": {}, "tid": %d, "name": {}, "cat": "stage", "ts": %s%s, '
+            '"dur": %s%s, "args": {{"stage": {}, "rows": %d, "cycles": %d}}}}'.format(
+                self.pid, label, label
+            )
+        )
+        return template
 
     def _body_slice(self, body: Body, low: int, high: int) -> None:
         """A closed block, over its rows in the window (none: no slice)."""

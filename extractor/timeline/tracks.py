@@ -1,8 +1,11 @@
 """The trace file as it is written: one JSON event at a time (EventFile), the tracks of
-a kind that keep slices from overlapping (TrackSet), and a slice being gathered (Span)."""
+a kind that keep slices from overlapping (TrackSet), a slice being gathered (Span), and
+the JSON text of a value (text, micros, number)."""
 
 import json
 from typing import IO, Callable, List, Optional, Tuple
+
+from ..core.steps import BadValue
 
 #: (tid, where its last slice ends), per track of one kind, in the order they opened.
 Tracks = List[List[int]]
@@ -17,6 +20,41 @@ def text(value: object) -> str:
     if isinstance(value, bytes):
         value = value.decode("utf-8", "replace")
     return json.dumps(value, allow_nan=False)
+
+
+#: At 1000 cycles to the microsecond (no clock: 1 cycle = 1 ns), a time in microseconds
+#: is written from its count of cycles with integer arithmetic: repr(n / 1000.0) is the
+#: decimal n / 1000 with its trailing zeros dropped (".0" for a whole number) whenever
+#: 0 <= n < 10 ** 15 (any decimal of 15 significant digits or fewer survives a double
+#: and back, and repr is the shortest that does). Outside that range, repr itself.
+FRACTIONS = [".0"] + [".{:03d}".format(i).rstrip("0") for i in range(1, 1000)]
+EXACT = 10**15
+
+
+def micros(cycles: int, per_us: float) -> str:
+    """`cycles` in microseconds as JSON: repr(cycles / per_us), made faster at 1000."""
+    if per_us == 1000.0 and 0 <= cycles < EXACT:
+        return str(cycles // 1000) + FRACTIONS[cycles % 1000]
+    return repr(cycles / per_us)
+
+
+def whole(value: object, step: object, what: str) -> int:
+    if type(value) is int:
+        return value
+    raise BadValue(
+        "step {}: {} is {}, not a whole number".format(
+            step, what, "NULL" if value is None else type(value).__name__
+        )
+    )
+
+
+def number(value: object, step: object, what: str) -> str:
+    """A count of a row (cycles, tiles) as JSON: a whole number, or null for NULL."""
+    if type(value) is int:
+        return str(value)
+    if value is None:
+        return "null"
+    raise BadValue("step {}: {} is {}, not a whole number".format(step, what, type(value).__name__))
 
 
 class EventFile:
