@@ -126,6 +126,7 @@ class ProfileEvents:
         parts: List[str] = []
         add = parts.append
         rows = 0
+        flush_at = 4096
         high_mark, low_mark = _HIGH, _LOW
         inf_low, inf_high = high_mark, low_mark  # the window's rows since the last boundary
         dev_low, dev_high = high_mark, low_mark  # its device rows
@@ -140,7 +141,7 @@ class ProfileEvents:
         stage_low = stage_high = stage_rows = stage_cycles = 0
         for batch in batches:
             for raw in batch:
-                step = raw[0]
+                step, kind, cycles, tiles, start, end, program, compute_set = raw
                 if step != current:
                     current, ipu = step, 0
                     if step >= next_event:
@@ -155,16 +156,15 @@ class ProfileEvents:
                                 stage, stage_low, stage_high, stage_rows, stage_cycles
                             )
                             stage = None
-                    kind = raw[1]
-                    key = (raw[6], raw[7], kind)
+                    key = (program, compute_set, kind)
                     known = cache.get(key)
                     if known is None:
-                        known = cache[key] = self._describe(raw[6], raw[7], kind)
+                        known = cache[key] = self._describe(program, compute_set, kind)
                     head, row_stage, notable, classes, device = known
                 else:
                     ipu += 1
                 if notable:
-                    bodies.row(step, raw[1], raw[2], classes)
+                    bodies.row(step, kind, cycles, classes)
                     if closed:
                         for body in closed:
                             self._body_slice(body, body_low, body_high)
@@ -183,7 +183,6 @@ class ProfileEvents:
                         # nothing more to show, no block open: the rows after go unread
                         return self._finish(stage, stage_low, stage_high, stage_rows, stage_cycles)
                     continue
-                start, end = raw[4], raw[5]
                 if start.__class__ is not int or end.__class__ is not int or end < start:
                     whole(start, step, "its start")
                     whole(end, step, "its end")
@@ -218,7 +217,6 @@ class ProfileEvents:
                         body_low = start
                     if end > body_high:
                         body_high = end
-                cycles, tiles = raw[2], raw[3]
                 if row_stage != stage:
                     if stage is not None:
                         # _stage_slice, inline: a stage may close every few rows
@@ -285,7 +283,8 @@ class ProfileEvents:
                     )
                 )
                 rows += 1
-                if len(parts) >= 4096:
+                if rows >= flush_at:  # parts holds 4096 events
+                    flush_at = rows + 4096
                     self.out.extend(parts)
                     parts = []
                     add = parts.append
