@@ -27,6 +27,13 @@ _LOW = -_HIGH
 
 _NO_STEP = object()  # a step id no row has
 
+#: A block's slice (one % over the event: a block may close every few rows).
+_BLOCK_EVENT = (
+    '{"ph": "X", "pid": %d, "tid": %d, "name": %s, "cat": "block", "ts": %s, '
+    '"dur": %s, "args": {"run": %s, "block": %s, "first_step": %s, "end_step": %s, '
+    '"cycles": %s}}'
+)
+
 
 class ProfileEvents:
     """The events of profile `pid`, from one pass over its step rows (`run`)."""
@@ -411,15 +418,24 @@ class ProfileEvents:
         if low > high:
             return
         tid = self.blocks.place(low, high)
-        self._slice(
-            tid,
-            "block {}".format(body.block),
-            low,
-            high,
-            '"run": {}, "block": {}, "first_step": {}, "end_step": {}, "cycles": {}'.format(
-                body.run, body.block, text(body.first_step), text(body.end_step), body.total
-            ),
-            "block",
+        block = body.block
+        name = (
+            '"block {}"'.format(block) if block.__class__ is int else text("block {}".format(block))
+        )
+        self.out.add(
+            _BLOCK_EVENT
+            % (
+                self.pid,
+                tid,
+                name,
+                micros(low - self.shift, self.per_us),
+                micros(high - low, self.per_us),
+                body.run,
+                block,
+                text(body.first_step),
+                text(body.end_step),
+                body.total,
+            )
         )
 
     def _inference_closed(self, inference: Inference, span: Span, device: Span) -> None:
