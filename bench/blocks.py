@@ -34,7 +34,7 @@ CACHE = REPO / "bench" / "cache"
 TARGET = 1.25
 
 
-def _load(name: str):
+def load(name: str):
     """bench/<name>.py (bench/run.py may have loaded it already)."""
     key = "bench_{}".format(name)
     if key not in sys.modules:
@@ -45,15 +45,15 @@ def _load(name: str):
     return sys.modules[key]
 
 
-def _extract(*arguments):
+def extract_timed(*arguments):
     """(wall s, CPU s, peak RSS MB) of `python -m extractor ARGUMENTS --quiet`."""
-    size = _load("size")
+    size = load("size")
     command = [sys.executable, "-m", "extractor"] + [str(a) for a in arguments] + ["--quiet"]
     return size.timed(command, dict(os.environ), " ".join(command[2:]))
 
 
 def single_ratio(smoke: bool, rounds: int) -> dict:
-    size = _load("size")
+    size = load("size")
     long_trace = size.profile_path("long-trace", smoke)
     short_trace = size.profile_path("short-trace", smoke)
     size.compile_package()
@@ -61,9 +61,9 @@ def single_ratio(smoke: bool, rounds: int) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     plain, blocks = [], []
     for _ in range(rounds):
-        plain.append(_extract(long_trace, "-o", out / "summary.json", "--no-pva"))
-        blocks.append(_extract("blocks", long_trace, "-o", out / "blocks.json"))
-    short = _extract("blocks", short_trace, "-o", out / "blocks-short.json")
+        plain.append(extract_timed(long_trace, "-o", out / "summary.json", "--no-pva"))
+        blocks.append(extract_timed("blocks", long_trace, "-o", out / "blocks.json"))
+    short = extract_timed("blocks", short_trace, "-o", out / "blocks-short.json")
     result = {
         "step_rows": size.step_row_count(long_trace),
         "extract_no_pva_s": statistics.median(wall for wall, _, _ in plain),
@@ -99,7 +99,7 @@ def _batch(profiles: Path, outdir: Path, blocks: bool) -> float:
 
 
 def batch_ratio(smoke: bool, rounds: int) -> dict:
-    batch = _load("batch")
+    batch = load("batch")
     variants, copies, runs_from = (2, 4, 2) if smoke else (4, 4, 24)
     profiles = batch.batch_folder(variants, copies, runs_from)
     out = CACHE / "blocks-batch-out"

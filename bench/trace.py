@@ -15,7 +15,6 @@ Profiles are generated once into bench/cache/ (by bench/size.py) and reused.
 """
 
 import argparse
-import importlib.util
 import os
 import statistics
 import sys
@@ -26,27 +25,13 @@ REPO = HERE.parent
 CACHE = REPO / "bench" / "cache"
 TARGET = 3.0
 
-
-def _load(name: str):
-    """bench/<name>.py (bench/run.py may have loaded it already)."""
-    key = "bench_{}".format(name)
-    if key not in sys.modules:
-        spec = importlib.util.spec_from_file_location(key, str(HERE / "{}.py".format(name)))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[key] = module
-        spec.loader.exec_module(module)
-    return sys.modules[key]
-
-
-def _extract(*arguments):
-    """(wall s, CPU s, peak RSS MB) of `python -m extractor ARGUMENTS --quiet`."""
-    size = _load("size")
-    command = [sys.executable, "-m", "extractor"] + [str(a) for a in arguments] + ["--quiet"]
-    return size.timed(command, dict(os.environ), " ".join(command[2:]))
+# The helpers that time an extract process, bench/blocks.py's, beside this file.
+sys.path.insert(0, str(HERE))
+from blocks import extract_timed, load  # noqa: E402
 
 
 def measure(smoke: bool, rounds: int) -> dict:
-    size = _load("size")
+    size = load("size")
     long_trace = size.profile_path("long-trace", smoke)
     short_trace = size.profile_path("short-trace", smoke)
     size.compile_package()
@@ -54,10 +39,12 @@ def measure(smoke: bool, rounds: int) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     plain, traced = [], []
     for _ in range(rounds):
-        plain.append(_extract(long_trace, "-o", out / "summary.json", "--no-pva"))
-        traced.append(_extract("trace", long_trace, "-o", out / "trace.json", "--all", "--no-pva"))
-    short = _extract("trace", short_trace, "-o", out / "trace-short.json", "--all", "--no-pva")
-    first = _extract("trace", long_trace, "-o", out / "trace-first.json", "--no-pva")
+        plain.append(extract_timed(long_trace, "-o", out / "summary.json", "--no-pva"))
+        traced.append(
+            extract_timed("trace", long_trace, "-o", out / "trace.json", "--all", "--no-pva")
+        )
+    short = extract_timed("trace", short_trace, "-o", out / "trace-short.json", "--all", "--no-pva")
+    first = extract_timed("trace", long_trace, "-o", out / "trace-first.json", "--no-pva")
     result = {
         "step_rows": size.step_row_count(long_trace),
         "extract_no_pva_s": statistics.median(wall for wall, _, _ in plain),
