@@ -152,7 +152,8 @@ class BlockBodies:
     runs to the end of the trace. Each closed body goes to `writer.body` (blockformats:
     blocks.json or CSV written as the pass goes) and into the statistics; it is kept
     (`bodies`, for `result`) only with `keep`. `writer.begin(label, stages)` is called
-    here, `writer.end(statistics)` by `finish`."""
+    here, `writer.end(statistics)` by `finish`. `statistics=False`: none are gathered
+    (for a reader that wants the bodies as they pass and their count: extract diff)."""
 
     def __init__(
         self,
@@ -160,6 +161,7 @@ class BlockBodies:
         profile_label: str,
         writer: Optional[BodyWriter] = None,
         keep: bool = False,
+        statistics: bool = True,
     ) -> None:
         self.profile = profile_label
         self.stages = stage_labels(rules)
@@ -168,6 +170,7 @@ class BlockBodies:
         self._plain: Dict[object, int] = {}  # NameClass -> plain_index(it)
         self.bodies: List[Body] = []
         self._keep = keep
+        self._statistics = statistics
         self._writer = writer
         self._stats = [Statistic() for _ in self.stages]
         self._total = Statistic()
@@ -250,14 +253,8 @@ class BlockBodies:
         number = len(self._runs)
         self._runs.append(run)  # a body's run and block, by its number
         self._block_numbers.append(block)
-        for _ in range(2):  # a value beyond 32 bits, then beyond 64: widen, again
-            try:
-                self._add(number)
-                break
-            except OverflowError:
-                self._undo_and_widen(number)
-        else:
-            self._add(number)  # plain lists now
+        if self._statistics:
+            self._add_widening(number)
         if self._writer is not None:
             self._writer.body(body)
         if self._keep:
@@ -270,6 +267,16 @@ class BlockBodies:
         self._close(None)
         if self._writer is not None:
             self._writer.end(self.statistics())
+
+    def _add_widening(self, number: int) -> None:
+        """`_add(number)`, widening the values' arrays as often as a value needs it."""
+        for _ in range(2):  # a value beyond 32 bits, then beyond 64: widen, again
+            try:
+                self._add(number)
+                return
+            except OverflowError:
+                self._undo_and_widen(number)
+        self._add(number)  # plain lists now
 
     def _add(self, number: int) -> None:
         """The open body's values into the statistics; `number`: the body's number."""
@@ -294,7 +301,12 @@ class BlockBodies:
     @property
     def count(self) -> int:
         """The bodies closed so far."""
-        return len(self._total.values)
+        return len(self._runs)
+
+    @property
+    def inferences(self) -> int:
+        """The distinct input-delivered steps met so far."""
+        return self._inputs
 
     def statistics(self) -> dict:
         """{"stats": {label: statistics}, "total": statistics or None}, as blocks.json."""
@@ -343,7 +355,7 @@ def extract_blocks(
     label = profile_label if profile_label is not None else shown_path(path)
     try:
         with Profile(path, tables=STEP_TABLES, check_start_end=False) as profile:
-            bodies, any_rows = _read_bodies(
+            bodies, any_rows = read_bodies(
                 profile, rules, lambda: BlockBodies(rules, label, writer, keep)
             )
     except BadValue as exc:
@@ -356,7 +368,7 @@ def extract_blocks(
     return BlocksExtraction(bodies, warnings)
 
 
-def _read_bodies(
+def read_bodies(
     profile: "Profile", rules: StageRules, make_bodies: Callable[[], BlockBodies]
 ) -> Tuple[BlockBodies, bool]:
     """(BlockBodies, whether there were rows): the step rows read as the summary's pass

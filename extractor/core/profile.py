@@ -80,6 +80,16 @@ JOIN steps AS s ON s.id = i.step_id
 ORDER BY {}
 """
 
+# The rows of a range of steps, for one body (extract diff): what a unit of it sums. A
+# filter on i.step_id is tested before the join, in the scan of steps_by_ipu.
+_STEP_RANGE = """
+SELECT s.id, s.type, i.cycles, i.active_tiles, s.program, s.compute_set
+FROM steps_by_ipu AS i
+JOIN steps AS s ON s.id = i.step_id
+WHERE i.step_id >= ?{}
+ORDER BY {}
+"""
+
 # Whole scans of small tables (a row per program, per compute set). A name stored as a
 # number or a blob is still a label: read as SQLite's text of it.
 _PROGRAM_NAMES = "SELECT id, CAST(name AS TEXT) FROM programs"
@@ -266,6 +276,22 @@ class Profile(SQLiteFile):
                 yield batch
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc
+
+    def step_range_rows(self, first: int, end: Optional[int]) -> List[RawStepRow]:
+        """The step rows with `first <= step < end` (`end` None: to the end of the trace)
+        in the spec's order, as (step, kind, cycles, active_tiles, program, compute_set):
+        one body's rows, read whole (a body is a small part of a trace)."""
+        order = "s.id, i.rowid" if self._steps_by_ipu_has_rowid else "s.id"
+        sql = _STEP_RANGE.format("" if end is None else " AND i.step_id < ?", order)
+        values = [first] if end is None else [first, end]
+        try:
+            return self.db.execute(sql, values).fetchall()
+        except SQL_ERRORS as exc:
+            raise self.error(exc) from exc
+
+    def tile_count(self) -> int:
+        """The rows of memory_by_tile: one per tile."""
+        return int(self._one_row("SELECT count(*) FROM memory_by_tile")[0])
 
     def names(self) -> Tuple[dict, dict]:
         """({program id: name}, {compute set id: name}), for joining to the step rows.
