@@ -28,6 +28,7 @@ class DefaultCommandGroup(TyperGroup):
         "run",
         "merge",
         "compare",
+        "diff",
         "blocks",
         "table",
         "report",

@@ -1,0 +1,208 @@
+"""One side of a diff: a body of a profile, read as units (one per step), and the facts of
+its profile that make two bodies more or less comparable.
+
+The body is found as blocks.json finds it (core/blocks.py: the same pass over the step
+rows, so `run` and `block` number the bodies exactly as `extract blocks` does), keeping
+no statistics and no body but the one asked for. Its rows are then read again, by their
+step range only, and summed per step: a unit. Only that body's rows are ever held.
+"""
+
+from pathlib import Path
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+from ..core.blocks import BlockBodies, Body, read_bodies
+from ..core.profile import STEP_TABLES, Profile
+from ..core.pvafacts import NoPvaFacts, PvaFacts, PvaModule, StepFacts, SummaryFacts
+from ..core.rules import StageRules
+from ..core.steps import BadValue, StepNames, whole
+from ..errors import ProfileError, UsageError
+
+#: (run, block) of a body, as blocks.json numbers them.
+BodyKey = Tuple[int, int]
+
+
+class Unit(NamedTuple):
+    """The rows of one step of a body, summed (diff-spec: "Units")."""
+
+    step: int
+    kind: str
+    name: str
+    stage: str
+    cycles: int
+    active_tiles: int
+    vertices: Optional[str]  # None: read without pva
+    max_exchange_code_bytes: Optional[int]
+
+    def as_dict(self) -> dict:
+        """The unit as the JSON's steps show it (the real name, no stage or kind)."""
+        return {
+            "step": self.step,
+            "name": self.name,
+            "cycles": self.cycles,
+            "active_tiles": self.active_tiles,
+            "vertices": self.vertices,
+            "max_exchange_code_bytes": self.max_exchange_code_bytes,
+        }
+
+
+class Side(NamedTuple):
+    """One body of one profile, and what its profile says around it."""
+
+    profile: str  # the label, as given
+    run: int
+    block: int
+    first_step: int
+    end_step: Optional[int]
+    units: List[Unit]
+    tiles: int  # rows of memory_by_tile
+    inferences: int  # distinct input-delivered steps
+    bodies: int  # anchors
+    pva: bool  # whether the pva facts were read
+
+    @property
+    def cycles(self) -> int:
+        return sum(unit.cycles for unit in self.units)
+
+
+class BodyFinder:
+    """A BodyWriter (core/blocks.py) that sees every body as the pass closes it, keeps
+    the one asked for (`wanted`; None: the first) and how many blocks each run has."""
+
+    def __init__(self, wanted: Optional[BodyKey]) -> None:
+        self.wanted = wanted
+        self.found: Optional[Body] = None
+        self.blocks_of_run: Dict[int, int] = {}
+
+    def begin(self, profile_label: str, stages: Sequence[str]) -> None:
+        self.found = None
+        self.blocks_of_run = {}
+
+    def body(self, body: Body) -> None:
+        self.blocks_of_run[body.run] = body.block + 1
+        if self.found is None and (self.wanted is None or self.wanted == (body.run, body.block)):
+            self.found = body
+
+    def end(self, statistics: dict) -> None:
+        pass
+
+    def missing(self, label: str, option: str) -> UsageError:
+        """The usage error for a body that is not there: which runs and blocks are."""
+        if not self.blocks_of_run:
+            return UsageError(
+                "{}: {}: the profile has no bodies at all (no kernel step matches the "
+                "anchor selector)".format(label, option)
+            )
+        assert self.wanted is not None  # the first body exists once any does
+        run, block = self.wanted
+        if run not in self.blocks_of_run:
+            return UsageError(
+                "{}: {}: no run {}: the profile has runs {}".format(
+                    label, option, run, spans(self.blocks_of_run)
+                )
+            )
+        return UsageError(
+            "{}: {}: no block {} in run {}: run {} has blocks 0-{}".format(
+                label, option, block, run, run, self.blocks_of_run[run] - 1
+            )
+        )
+
+
+def spans(numbers: Iterable[int]) -> str:
+    """Sorted numbers as ranges: `1-2`, `0, 2-5`."""
+    parts: List[str] = []
+    ordered = sorted(set(numbers))
+    start = 0
+    for index, number in enumerate(ordered):
+        if index + 1 == len(ordered) or ordered[index + 1] != number + 1:
+            first = ordered[start]
+            parts.append(str(first) if first == number else "{}-{}".format(first, number))
+            start = index + 1
+    return ", ".join(parts)
+
+
+def read_side(
+    path: Path,
+    label: str,
+    rules: StageRules,
+    wanted: Optional[BodyKey],
+    option: str,
+    pva: Optional[PvaModule],
+) -> Side:
+    """The body `wanted` ((run, block); None: the first) of the profile at `path`, as
+    units; `pva` None: without the pva facts. UsageError when there is no such body
+    (`option` names the option that asked for it); ProfileError when the profile
+    cannot be read."""
+    finder = BodyFinder(wanted)
+    try:
+        with Profile(path, tables=STEP_TABLES + ("memory_by_tile",), check_start_end=False) as db:
+            sql_names = db.names()
+            found, _ = read_bodies(
+                db, rules, lambda: BlockBodies(rules, label, finder, statistics=False)
+            )
+            body = finder.found
+            if body is None:
+                raise finder.missing(label, option)
+            facts: SummaryFacts = NoPvaFacts() if pva is None else PvaFacts(pva, path)
+            facts.expect_names(*sql_names)
+            units = _units(
+                db.step_range_rows(body.first_step, body.end_step), sql_names, rules, facts
+            )
+            tiles = db.tile_count()
+    except BadValue as exc:
+        raise ProfileError(path, str(exc)) from exc
+    return Side(
+        label,
+        body.run,
+        body.block,
+        body.first_step,
+        body.end_step,
+        units,
+        tiles,
+        found.inferences,
+        found.count,
+        pva is not None,
+    )
+
+
+def _units(
+    rows: Sequence[tuple],
+    sql_names: Tuple[dict, dict],
+    rules: StageRules,
+    facts: StepFacts,
+) -> List[Unit]:
+    """The rows (step, kind, cycles, active_tiles, program, compute_set), in step order,
+    summed per step. A NULL cycles or active_tiles adds nothing, as in SQL's sum."""
+    names = StepNames(sql_names[0], sql_names[1], rules)
+    units: List[Unit] = []
+    at = 0
+    while at < len(rows):
+        step, kind, _, _, program, compute_set = rows[at]
+        cycles = tiles = 0
+        while at < len(rows) and rows[at][0] == step:
+            where = "step {}: steps_by_ipu.".format(step)
+            cycles += whole(rows[at][2], where + "cycles") or 0
+            tiles += whole(rows[at][3], where + "active_tiles") or 0
+            at += 1
+        named = names[program, compute_set]
+        units.append(
+            Unit(
+                step,
+                _kind_text(kind),
+                named.name,
+                named.classes.stage,
+                cycles,
+                tiles,
+                facts.vertices(compute_set),
+                facts.max_exchange_code_bytes(program),
+            )
+        )
+    return units
+
+
+def _kind_text(kind: object) -> str:
+    """steps.type as text: a blob read as UTF-8 (bad bytes replaced), NULL as ""."""
+    if kind is None:
+        return ""
+    if isinstance(kind, bytes):
+        return kind.decode("utf-8", "replace")
+    return str(kind)

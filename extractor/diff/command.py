@@ -1,0 +1,112 @@
+"""`extract diff BASE CANDIDATE`: the library function the command runs."""
+
+import re
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..core.blocks import stage_labels
+from ..core.pvafacts import PvaModule, import_pva
+from ..core.rules import StageRules
+from ..errors import ProfileError, PvaMissingError, UsageError, shown_path
+from .accounting import explain
+from .bodies import BodyKey, read_side
+from .formats import DEFAULT_TOP, FORMATS
+
+Say = Callable[[str, str], None]
+
+_BODY = re.compile(r"([0-9]+):([0-9]+)")
+
+
+def parse_body(option: str, text: Optional[str]) -> Optional[BodyKey]:
+    """`R:K` as (run, block); None stays None. UsageError for anything else."""
+    if text is None:
+        return None
+    found = _BODY.fullmatch(text.strip())
+    if not found:
+        raise UsageError(
+            "{} {!r}: give a run and a block as R:K, as blocks.json numbers them "
+            "(1:0 is the first block of the first inference)".format(option, text)
+        )
+    return int(found.group(1)), int(found.group(2))
+
+
+def diff_profiles(
+    base: Path,
+    candidate: Path,
+    rules: StageRules,
+    *,
+    block: Optional[BodyKey] = None,
+    candidate_block: Optional[BodyKey] = None,
+    pva: Optional[PvaModule] = None,
+    base_label: Optional[str] = None,
+    candidate_label: Optional[str] = None,
+) -> dict:
+    """The diff (as accounting.explain gives it) of body `block` of `base` (None: the
+    first body) and body `candidate_block` of `candidate` (None: `block`); `pva` None:
+    without the pva facts. UsageError for a body that is not there, ProfileError for a
+    profile that cannot be read."""
+    sides = []
+    for path, label, wanted, option in (
+        (base, base_label, block, "--block"),
+        (candidate, candidate_label, block, "--block")
+        if candidate_block is None
+        else (candidate, candidate_label, candidate_block, "--candidate-block"),
+    ):
+        if path.is_dir():
+            raise ProfileError(path, "is a directory, not a profile")
+        shown = label if label is not None else shown_path(path)
+        sides.append(read_side(path, shown, rules, wanted, option, pva))
+    return explain(sides[0], sides[1], stage_labels(rules))
+
+
+def run_diff(
+    base: Path,
+    candidate: Path,
+    output: Optional[str],
+    rules: StageRules,
+    say: Say,
+    *,
+    block: Optional[str] = None,
+    candidate_block: Optional[str] = None,
+    use_pva: bool = True,
+    output_format: str = "markdown",
+    top: int = DEFAULT_TOP,
+    quiet: bool = False,
+    timeout: float = 0,
+    rules_path: Optional[Path] = None,
+) -> dict:
+    """The whole of `extract diff`: the diff written to `output` ("-" or None: standard
+    output) in `output_format`, atomically; the diff returned. `rules_path`: the rules'
+    file, if any (never written over)."""
+    from ..output import write_output
+    from ..single import STDOUT, watch
+    from ..targets import check_outputs
+
+    if top < 0:
+        raise UsageError("--top {}: give how many step changes to list (0 or more)".format(top))
+    if output_format not in FORMATS:
+        raise UsageError("--format {}: one of {}".format(output_format, ", ".join(FORMATS)))
+    wanted = parse_body("--block", block)
+    candidate_wanted = parse_body("--candidate-block", candidate_block)
+    target = output or STDOUT
+    check_outputs([("--output", target)], [base, candidate] + ([rules_path] if rules_path else []))
+    watch(base, target, say, False, timeout)
+    pva = None
+    missing = None
+    if use_pva:
+        try:
+            pva = import_pva()
+        except PvaMissingError as exc:
+            missing = exc
+    diff = diff_profiles(
+        base, candidate, rules, block=wanted, candidate_block=candidate_wanted, pva=pva
+    )
+    write_output(target, FORMATS[output_format](diff, top))
+    if missing is not None and not quiet:  # after the output: an error is a line alone
+        say(
+            "warning",
+            "pva: PopVision's Python API (it comes with the Poplar SDK) was not found: "
+            "vertices and exchange code were not compared (--no-pva: the same, without "
+            "this warning)",
+        )
+    return diff
