@@ -103,6 +103,7 @@ def run_compare(
         )
     comparison = compare(recordings, clock_mhz)
     found: Optional[List[dict]] = None  # each recording's metrics, when not its summary's
+    blocks: Optional[List[dict]] = None  # each recording's blocks.json, with --stat
     if stat != FIRST:
         from ..provenance import require_belonging
 
@@ -137,4 +138,11 @@ def run_compare(
     from .budget import budget_line, gate_failed
 
     line(budget_line(checks))
-    return GATE_FAILED if gate_failed(checks) else 0
+    if not gate_failed(checks):
+        return 0
+    from .explain import diff_suggestion
+
+    suggestion = diff_suggestion(checks, recordings, stat, blocks)
+    if suggestion is not None:
+        line(suggestion)
+    return GATE_FAILED
