@@ -144,9 +144,10 @@ def _params_text(params: dict) -> str:
     )
 
 
-def profile_path(name: str, smoke: bool) -> Path:
-    """The profile, generated into the cache unless a matching one is there."""
-    params = PROFILES[name][1 if smoke else 0]
+def profile_path(name: str, smoke: bool, profiles: dict = PROFILES) -> Path:
+    """The profile, generated into the cache unless a matching one is there. `profiles`:
+    where `name` is found (another benchmark may have profiles of its own)."""
+    params = profiles[name][1 if smoke else 0]
     folder = CACHE / "size-{}{}".format(name, "-smoke" if smoke else "")
     marker = folder / "params.json"
     profile = folder / "profile.pop"
