@@ -85,12 +85,14 @@ class BodyFinder:
     def end(self, statistics: dict) -> None:
         pass
 
-    def missing(self, label: str, option: str) -> UsageError:
+    def missing(self, label: str, option: str, rules: StageRules) -> UsageError:
         """The usage error for a body that is not there: which runs and blocks are."""
         if not self.blocks_of_run:
             return UsageError(
-                "{}: {}: the profile has no bodies at all (no kernel step matches the "
-                "anchor selector)".format(label, option)
+                "{}: {}the profile has no bodies at all (no kernel step matches the "
+                "anchor selector {!r})".format(
+                    label, option + ": " if self.wanted else "", rules.anchor.pattern
+                )
             )
         assert self.wanted is not None  # the first body exists once any does
         run, block = self.wanted
@@ -141,7 +143,7 @@ def read_side(
             )
             body = finder.found
             if body is None:
-                raise finder.missing(label, option)
+                raise finder.missing(label, option, rules)
             facts: SummaryFacts = NoPvaFacts() if pva is None else PvaFacts(pva, path)
             facts.expect_names(*sql_names)
             units = _units(
