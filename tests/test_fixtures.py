@@ -9,6 +9,7 @@
 """
 
 import json
+import random
 import re
 import sqlite3
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from support.cases import generator, sha256
+from support.cli import invoke_extract
 from support.paths import REFERENCE_SHA256
 
 REPO = Path(__file__).resolve().parent.parent
@@ -349,3 +351,113 @@ def test_pva_double_raises_when_it_cannot_open(tmp_path, problem):
         pva.openReport(str(profile))
     assert type(caught.value) is not ImportError
     assert str(caught.value).startswith("Could not open report {}: ".format(profile))
+
+
+# --------------------------------------------------------------------------- edited specs
+
+# The ids mask_ids masks (extractor/core/metrics.py), restated here to check the renaming.
+_PREFIX_ID = re.compile(r"(?<![^{,/])(cs|copy)[0-9]+_")
+_NUMERIC_PART = re.compile(r"(?<=/)[0-9]+(?=[/,{}]|\Z)")
+
+
+def _masked(name):
+    return _NUMERIC_PART.sub("#", _PREFIX_ID.sub(r"\1#_", name))
+
+
+def _keys(path):
+    """(kind, masked name, cycles, active tiles) of every step row, in step order."""
+    connection = _connect(path)
+    try:
+        rows = connection.execute(
+            "SELECT s.type, coalesce(nullif(c.name, ''), p.name, ''), i.cycles, i.active_tiles "
+            "FROM steps s JOIN steps_by_ipu i ON i.step_id = s.id "
+            "LEFT JOIN programs p ON p.id = s.program "
+            "LEFT JOIN compute_sets c ON c.compute_set = s.compute_set ORDER BY s.id, i.rowid"
+        ).fetchall()
+    finally:
+        connection.close()
+    return [(kind, _masked(name), cycles, tiles) for kind, name, cycles, tiles in rows]
+
+
+@pytest.fixture(scope="module")
+def small_vit():
+    return generate.vit_spec(blocks=3, runs=2, tiles=16, seed=5, detailed_blocks=(0,))
+
+
+def test_renumbered_spec_has_the_same_masked_steps(small_vit, tmp_path):
+    renumber = generate.Renumber(steps_from=40, programs=13, compute_sets=5, copies=9, paths=77)
+    edited = generate.edited_spec(small_vit, generate.Edits(renumber=renumber))
+    before = generate.write_case(small_vit, tmp_path / "before")
+    after = generate.write_case(edited, tmp_path / "after")
+    assert _keys(after) == _keys(before)
+    assert edited.steps[0].id == 40 and small_vit.steps[0].id == 1  # the input is kept
+    names = {p.name for p in edited.programs} - {p.name for p in small_vit.programs}
+    assert any(n.startswith("cs") for n in names) and any(n.startswith("copy") for n in names)
+
+
+def test_edited_spec_inserts_removes_and_changes(small_vit, tmp_path):
+    steps = {s.id: s for s in small_vit.steps}
+    names = {c.id: c.name for c in small_vit.compute_sets}
+    anchors = [
+        s.id
+        for s in small_vit.steps
+        if s.compute_set is not None and re.search(r"/attn/qkv/.*/Convolve$", names[s.compute_set])
+    ]
+    first, second = anchors[0], anchors[1]
+    removed = next(i for i in range(first + 4, second) if steps[i].type == "DoExchange")
+    edits = generate.Edits(
+        changes=(
+            generate.Change(first, cycles=123, vertices=("v<quarter>",)),
+            generate.Change(first + 2, name="/renamed/Op/Add", active_tiles=3),
+        ),
+        inserts=(generate.Insert(first + 1, "OnTileExecute", "/new/Cast", 77, 5, ("c",)),),
+        removals=(removed,),
+        renumber=generate.Renumber(programs=1000),
+    )
+    edited = generate.edited_spec(small_vit, edits)
+    assert len(edited.steps) == len(small_vit.steps)  # one in, one out
+    profile = generate.write_case(edited, tmp_path / "edited")
+    before = _keys(generate.write_case(small_vit, tmp_path / "base"))
+    after = _keys(profile)
+    # rows by index (step id - 1): the anchor, the inserted step, the anchor's next step,
+    # then the renamed one
+    assert after[first - 1][2] == 123
+    assert after[first][:4] == ("OnTileExecute", "/new/Cast", 77, 5)
+    assert after[first + 1] == before[first]
+    assert after[first + 2][1:] == ("/renamed/Op/Add", before[first + 1][2], 3)
+    assert after[: first - 1] == before[: first - 1]
+    assert after[first + 3 : removed] == before[first + 2 : removed - 1]
+    assert after[removed:] == before[removed:]  # one step in, one out: the same ids again
+    result = invoke_extract(profile, "--no-pva", "-o", tmp_path / "summary.json", pva=False)
+    assert result.code == 0, result
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="ascii"))
+    assert summary["kernels"][0]["cycles"] == 123 and summary["qkv_executions"] == 6
+    data = json.loads((tmp_path / "edited" / "pva-double.json").read_text(encoding="ascii"))
+    assert "c" in [v for c in data["computeSets"] for v in c["vertices"]]
+    assert "v<quarter>" in [v for c in data["computeSets"] for v in c["vertices"]]
+    # each step still lasts at least its cycles
+    rows = [(r.start, r.end, r.cycles) for r in edited.steps_by_ipu]
+    assert all(end - start >= cycles for start, end, cycles in rows)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_edits_give_profiles_extract_reads(small_vit, tmp_path, seed):
+    rng = random.Random(seed)
+    edits = generate.random_edits(small_vit, rng, count=5)
+    assert edits == generate.random_edits(small_vit, random.Random(seed), count=5)
+    edited = generate.edited_spec(small_vit, edits)
+    assert edited == generate.edited_spec(small_vit, edits)  # deterministic
+    profile = generate.write_case(edited, tmp_path)
+    result = invoke_extract(profile, "--no-pva", "-o", tmp_path / "summary.json", pva=False)
+    assert result.code == 0, result
+
+
+def test_edits_that_make_no_valid_spec_are_refused(small_vit):
+    for edits in (
+        generate.Edits(removals=(10**6,)),
+        generate.Edits(changes=(generate.Change(5, cycles=0),)),
+        generate.Edits(inserts=(generate.Insert(5, "Nop", "x", 1, 1),)),
+        generate.Edits(renumber=generate.Renumber(paths=-(10**6))),
+    ):
+        with pytest.raises(ValueError):
+            generate.edited_spec(small_vit, edits)
