@@ -5,10 +5,15 @@
 - The golden fixture's expected.json is the reference summary, byte for byte, and its data
   give the reference's numbers when recomputed here directly from the JSON and the SQL
   (independently of the extractor).
+- The recompiled fixture's first body differs from the golden one exactly as its README
+  lists (read from the SQL and JSON directly), and its times move as the README says.
+- edited_spec keeps masked names when renumbering, and edited specs (explicit and
+  random edits) are profiles extract --no-pva reads.
 - The pva stand-in behaves as fixtures.md says.
 """
 
 import json
+import random
 import re
 import sqlite3
 from pathlib import Path
@@ -16,12 +21,14 @@ from pathlib import Path
 import pytest
 
 from support.cases import generator, sha256
+from support.cli import invoke_extract
 from support.paths import REFERENCE_SHA256
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 GOLDEN = FIXTURES / "vit-f8weight"
 GOLDEN_CASE = GOLDEN / "poprt" / "profile_logs_f8weight" / "inference"
+RECOMPILED = FIXTURES / "vit-f8weight-recompiled"
 EDGE_NAMES = [
     "no-anchors",
     "one-anchor",
@@ -86,7 +93,8 @@ def _dump(path):
 
 def _case_folders(root):
     folders = {
-        "vit-f8weight": root / "vit-f8weight" / "poprt" / "profile_logs_f8weight" / "inference"
+        "vit-f8weight": root / "vit-f8weight" / "poprt" / "profile_logs_f8weight" / "inference",
+        "vit-f8weight-recompiled": root / "vit-f8weight-recompiled",
     }
     folders.update({name: root / "edge" / name for name in EDGE_NAMES})
     return folders
@@ -105,7 +113,7 @@ def test_edge_case_list_is_complete():
     assert committed == sorted(EDGE_NAMES)
 
 
-@pytest.mark.parametrize("name", ["vit-f8weight"] + EDGE_NAMES)
+@pytest.mark.parametrize("name", ["vit-f8weight", "vit-f8weight-recompiled", *EDGE_NAMES])
 def test_committed_fixture_is_regenerated_identically(regenerated, name):
     committed, fresh = _case_folders(FIXTURES)[name], _case_folders(regenerated)[name]
     committed_db, fresh_db = _dump(committed / "profile.pop"), _dump(fresh / "profile.pop")
@@ -115,6 +123,10 @@ def test_committed_fixture_is_regenerated_identically(regenerated, name):
         assert committed_db[table][1] == fresh_db[table][1], table
     assert (committed / "pva-double.json").read_bytes() == (fresh / "pva-double.json").read_bytes()
     files = sorted(p.name for p in committed.iterdir())
+    if name == "vit-f8weight-recompiled":  # README.md by hand, no expected summary
+        assert files == ["README.md", "profile.pop", "pva-double.json"]
+        assert sorted(p.name for p in fresh.iterdir()) == ["profile.pop", "pva-double.json"]
+        return
     if name == "vit-f8weight":
         assert files == ["profile.pop", "pva-double.json"]
         expected = (GOLDEN / "expected.json", regenerated / "vit-f8weight" / "expected.json")
@@ -124,7 +136,7 @@ def test_committed_fixture_is_regenerated_identically(regenerated, name):
     assert expected[0].read_bytes() == expected[1].read_bytes()
 
 
-@pytest.mark.parametrize("name", ["vit-f8weight"] + EDGE_NAMES)
+@pytest.mark.parametrize("name", ["vit-f8weight", "vit-f8weight-recompiled", *EDGE_NAMES])
 def test_fixture_is_small_and_carries_unknown_tables_and_columns(name):
     folder = _case_folders(FIXTURES)[name]
     assert sum(p.stat().st_size for p in folder.iterdir()) < 700 * 1024
@@ -221,10 +233,10 @@ def test_golden_sql_aggregates(golden):
     assert other_categories > 0
 
 
-def _golden_rows():
-    """Step rows of the golden fixture: (step, kind, name, compute set, start, end, cycles,
-    active tiles), straight from SQL."""
-    connection = _connect(GOLDEN_CASE / "profile.pop")
+def _golden_rows(folder=GOLDEN_CASE):
+    """Step rows of the golden fixture (or of the one in `folder`): (step, kind, name,
+    compute set, start, end, cycles, active tiles), straight from SQL."""
+    connection = _connect(folder / "profile.pop")
     try:
         return connection.execute(
             "SELECT s.id, s.type, coalesce(nullif(c.name, ''), p.name, ''), s.compute_set, "
@@ -294,6 +306,144 @@ def test_golden_trace(golden):
     assert spans == golden["device_spans"]
 
 
+# --------------------------------------------------------------------------- recompiled
+
+# vit-f8weight-recompiled/README.md, by hand: the first body's changes, golden step ->
+# (step here, {fact: (golden, here)}); the steps added and removed.
+HALF_CONV = "poplin::ConvPartial1x1Out<half,half,true,false,16,4,false>"
+QUARTER_CONV = "poplin::ConvPartial1x1Out<quarter,half,true,false,16,4,false>"
+RECOMPILED_CHANGED = {
+    101: (1101, {"cycles": (37277, 33541), "vertices": (HALF_CONV, QUARTER_CONV)}),
+    120: (1121, {"code_bytes": (248, 400)}),
+    146: (1147, {"tiles": (1440, 1472)}),
+    157: (1158, {"cycles": (14153, 12021)}),
+    211: (1212, {"cycles": (48248, 41012)}),
+    240: (1241, {"cycles": (52187, 46968)}),
+}
+# step: (kind, masked name, cycles, tiles, vertices, max codeBytesByTile)
+CAST = "/visual/trunk/blocks/blocks.0/attn/qkv/MatMul/#/matmulGrouped/Conv_1/castWeights/Cast"
+RECOMPILED_ADDED = {
+    1102: ("DoExchange", "cs#_" + CAST + "/ExchangePre", 1187, 1472, "", 96),
+    1103: ("OnTileExecute", CAST, 2954, 1216, "popops::Cast1D<half,quarter>", 0),
+}
+RECOMPILED_REMOVED = {
+    107: (
+        "DoExchange",
+        "cs#_/visual/trunk/blocks/blocks.0/attn/Mul_1/#/Op/Multiply/ExchangePre",
+        996,
+        1472,
+        "",
+        16,
+    )
+}
+
+
+def _recompiled_step(step):
+    """The README's table: golden step (run 0) -> the step here."""
+    assert step != 107
+    return step + (1000 if step <= 101 else 1002 if step <= 106 else 1001)
+
+
+def _first_body(folder):
+    """Anchors, and {step: (kind, masked name, cycles, tiles, vertices, max code bytes)} of
+    the first body, from the SQL and pva-double.json directly."""
+    connection = _connect(folder / "profile.pop")
+    try:
+        rows = connection.execute(
+            "SELECT s.id, s.type, coalesce(nullif(c.name, ''), p.name, ''), s.program, "
+            "s.compute_set, i.cycles, i.active_tiles FROM steps s "
+            "JOIN steps_by_ipu i ON i.step_id = s.id LEFT JOIN programs p ON p.id = s.program "
+            "LEFT JOIN compute_sets c ON c.compute_set = s.compute_set ORDER BY s.id, i.rowid"
+        ).fetchall()
+    finally:
+        connection.close()
+    data = json.loads((folder / "pva-double.json").read_text(encoding="ascii"))
+    vertices = {c["id"]: "; ".join(c["vertices"]) for c in data["computeSets"]}
+    code = {
+        p["id"]: max(p.get("codeBytesByTile") or [0])
+        for p in data["programs"]
+        if p["type"] == "DoExchange"
+    }
+    anchors = [r[0] for r in rows if re.search(r"/attn/qkv/.*/Convolve$", r[2])]
+    body = {
+        step: (kind, _masked(name), cycles, tiles, vertices.get(cs, ""), code.get(program, 0))
+        for step, kind, name, program, cs, cycles, tiles in rows
+        if anchors[0] <= step < anchors[1]
+    }
+    return anchors, body
+
+
+def test_recompiled_first_body_has_the_readme_changes_and_no_other():
+    golden_anchors, golden = _first_body(GOLDEN_CASE)
+    anchors, here = _first_body(RECOMPILED)
+    assert (golden_anchors[:2], anchors[:2]) == ([101, 252], [1101, 1253])
+    assert len(golden_anchors) == len(anchors) == 54
+    assert {s: golden[s] for s in RECOMPILED_REMOVED} == RECOMPILED_REMOVED
+    paired = {
+        _recompiled_step(s): unit for s, unit in golden.items() if s not in RECOMPILED_REMOVED
+    }
+    assert sorted(set(here) - set(paired)) == sorted(RECOMPILED_ADDED)
+    assert {s: here[s] for s in RECOMPILED_ADDED} == RECOMPILED_ADDED
+    facts = ("cycles", "tiles", "vertices", "code_bytes")
+    changed = {}
+    for step, unit in paired.items():
+        assert here[step][:2] == unit[:2], step  # kind, masked name
+        if here[step] != unit:
+            changed[step] = {
+                fact: (unit[i], here[step][i])
+                for i, fact in enumerate(facts, start=2)
+                if unit[i] != here[step][i]
+            }
+    assert changed == dict(RECOMPILED_CHANGED.values())
+    assert all(_recompiled_step(s) == new for s, (new, _) in RECOMPILED_CHANGED.items())
+    assert sum(u[2] for u in golden.values()) == 861887
+    assert sum(u[2] for u in here.values()) == 846709 == 861887 - 15178
+
+
+def _spans(rows):
+    """Device spans (summary-spec) of _golden_rows' rows."""
+    spans = []
+    for i, r in enumerate(rows):
+        if r[1] == "StreamCopyEnd" and r[2] == "copyFromHost":
+            counted = []
+            for later in rows[i + 1 :]:
+                if later[1] == "StreamCopyBegin" and later[2].endswith("copyToHost"):
+                    break
+                if later[1] in ("DoExchange", "OnTileExecute"):
+                    counted.append(later)
+            spans.append(max(w[5] for w in counted) - min(w[4] for w in counted))
+    return spans
+
+
+def test_recompiled_times_move_as_its_readme_says(golden):
+    rows = _golden_rows(RECOMPILED)
+    assert all(end - start >= cycles for _s, _k, _n, _c, start, end, cycles, _t in rows)
+    assert _spans(rows) == [15987664 - 16034, 15987659 - 48285] == [15971630, 15939374]
+    by_step = {r[0]: r for r in rows}
+    moves = [(0, -3736), (-1447, -1447), (-1447, -1447), (-1447, -3579), (-3579, -10815)]
+    moves.append((-10815, -16034))
+    for kernel, (start, end) in zip(golden["kernels"], moves):
+        row = by_step[_recompiled_step(kernel["step"])]
+        assert (row[4] - kernel["start"], row[5] - kernel["end"]) == (start, end)
+
+
+def test_recompiled_attention_exchanges(golden):
+    data = json.loads((RECOMPILED / "pva-double.json").read_text(encoding="ascii"))
+    found = [
+        (_masked(p["name"]), max(p["codeBytesByTile"]), sum(p["codeBytesByTile"]) / 1472)
+        for p in data["programs"]
+        if p["type"] == "DoExchange" and re.search(r"/blocks\.0/attn/", p["name"])
+    ]
+    expected = [
+        (_masked(e["name"]), e["maximum"], e["mean"]) for e in golden["attention_exchanges"]
+    ]
+    del expected[4]  # cs26_ .../attn/Mul_1/...: removed
+    expected.insert(2, ("cs#_" + CAST + "/ExchangePre", 96, 61.25))  # after cs23_ (cs30_)
+    assert expected[7][1:] == (248, 149.04347826086956)  # cs28_ (cs35_)
+    expected[7] = (expected[7][0], 400, 149.14673913043478)
+    assert found == expected
+
+
 # --------------------------------------------------------------------------- the stand-in
 
 
@@ -349,3 +499,113 @@ def test_pva_double_raises_when_it_cannot_open(tmp_path, problem):
         pva.openReport(str(profile))
     assert type(caught.value) is not ImportError
     assert str(caught.value).startswith("Could not open report {}: ".format(profile))
+
+
+# --------------------------------------------------------------------------- edited specs
+
+# The ids mask_ids masks (extractor/core/metrics.py), restated here to check the renaming.
+_PREFIX_ID = re.compile(r"(?<![^{,/])(cs|copy)[0-9]+_")
+_NUMERIC_PART = re.compile(r"(?<=/)[0-9]+(?=[/,{}]|\Z)")
+
+
+def _masked(name):
+    return _NUMERIC_PART.sub("#", _PREFIX_ID.sub(r"\1#_", name))
+
+
+def _keys(path):
+    """(kind, masked name, cycles, active tiles) of every step row, in step order."""
+    connection = _connect(path)
+    try:
+        rows = connection.execute(
+            "SELECT s.type, coalesce(nullif(c.name, ''), p.name, ''), i.cycles, i.active_tiles "
+            "FROM steps s JOIN steps_by_ipu i ON i.step_id = s.id "
+            "LEFT JOIN programs p ON p.id = s.program "
+            "LEFT JOIN compute_sets c ON c.compute_set = s.compute_set ORDER BY s.id, i.rowid"
+        ).fetchall()
+    finally:
+        connection.close()
+    return [(kind, _masked(name), cycles, tiles) for kind, name, cycles, tiles in rows]
+
+
+@pytest.fixture(scope="module")
+def small_vit():
+    return generate.vit_spec(blocks=3, runs=2, tiles=16, seed=5, detailed_blocks=(0,))
+
+
+def test_renumbered_spec_has_the_same_masked_steps(small_vit, tmp_path):
+    renumber = generate.Renumber(steps_from=40, programs=13, compute_sets=5, copies=9, paths=77)
+    edited = generate.edited_spec(small_vit, generate.Edits(renumber=renumber))
+    before = generate.write_case(small_vit, tmp_path / "before")
+    after = generate.write_case(edited, tmp_path / "after")
+    assert _keys(after) == _keys(before)
+    assert edited.steps[0].id == 40 and small_vit.steps[0].id == 1  # the input is kept
+    names = {p.name for p in edited.programs} - {p.name for p in small_vit.programs}
+    assert any(n.startswith("cs") for n in names) and any(n.startswith("copy") for n in names)
+
+
+def test_edited_spec_inserts_removes_and_changes(small_vit, tmp_path):
+    steps = {s.id: s for s in small_vit.steps}
+    names = {c.id: c.name for c in small_vit.compute_sets}
+    anchors = [
+        s.id
+        for s in small_vit.steps
+        if s.compute_set is not None and re.search(r"/attn/qkv/.*/Convolve$", names[s.compute_set])
+    ]
+    first, second = anchors[0], anchors[1]
+    removed = next(i for i in range(first + 4, second) if steps[i].type == "DoExchange")
+    edits = generate.Edits(
+        changes=(
+            generate.Change(first, cycles=123, vertices=("v<quarter>",)),
+            generate.Change(first + 2, name="/renamed/Op/Add", active_tiles=3),
+        ),
+        inserts=(generate.Insert(first + 1, "OnTileExecute", "/new/Cast", 77, 5, ("c",)),),
+        removals=(removed,),
+        renumber=generate.Renumber(programs=1000),
+    )
+    edited = generate.edited_spec(small_vit, edits)
+    assert len(edited.steps) == len(small_vit.steps)  # one in, one out
+    profile = generate.write_case(edited, tmp_path / "edited")
+    before = _keys(generate.write_case(small_vit, tmp_path / "base"))
+    after = _keys(profile)
+    # rows by index (step id - 1): the anchor, the inserted step, the anchor's next step,
+    # then the renamed one
+    assert after[first - 1][2] == 123
+    assert after[first][:4] == ("OnTileExecute", "/new/Cast", 77, 5)
+    assert after[first + 1] == before[first]
+    assert after[first + 2][1:] == ("/renamed/Op/Add", before[first + 1][2], 3)
+    assert after[: first - 1] == before[: first - 1]
+    assert after[first + 3 : removed] == before[first + 2 : removed - 1]
+    assert after[removed:] == before[removed:]  # one step in, one out: the same ids again
+    result = invoke_extract(profile, "--no-pva", "-o", tmp_path / "summary.json", pva=False)
+    assert result.code == 0, result
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="ascii"))
+    assert summary["kernels"][0]["cycles"] == 123 and summary["qkv_executions"] == 6
+    data = json.loads((tmp_path / "edited" / "pva-double.json").read_text(encoding="ascii"))
+    assert "c" in [v for c in data["computeSets"] for v in c["vertices"]]
+    assert "v<quarter>" in [v for c in data["computeSets"] for v in c["vertices"]]
+    # each step still lasts at least its cycles
+    rows = [(r.start, r.end, r.cycles) for r in edited.steps_by_ipu]
+    assert all(end - start >= cycles for start, end, cycles in rows)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_edits_give_profiles_extract_reads(small_vit, tmp_path, seed):
+    rng = random.Random(seed)
+    edits = generate.random_edits(small_vit, rng, count=5)
+    assert edits == generate.random_edits(small_vit, random.Random(seed), count=5)
+    edited = generate.edited_spec(small_vit, edits)
+    assert edited == generate.edited_spec(small_vit, edits)  # deterministic
+    profile = generate.write_case(edited, tmp_path)
+    result = invoke_extract(profile, "--no-pva", "-o", tmp_path / "summary.json", pva=False)
+    assert result.code == 0, result
+
+
+def test_edits_that_make_no_valid_spec_are_refused(small_vit):
+    for edits in (
+        generate.Edits(removals=(10**6,)),
+        generate.Edits(changes=(generate.Change(5, cycles=0),)),
+        generate.Edits(inserts=(generate.Insert(5, "Nop", "x", 1, 1),)),
+        generate.Edits(renumber=generate.Renumber(paths=-(10**6))),
+    ):
+        with pytest.raises(ValueError):
+            generate.edited_spec(small_vit, edits)
