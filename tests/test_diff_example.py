@@ -1,0 +1,97 @@
+"""`extract diff` on the two committed profiles: the golden one and
+fixtures/vit-f8weight-recompiled, whose README lists every change by hand (worked out
+from the edits and the golden profile's rows, not by running extract). The numbers
+asserted here are that README's; the committed example (examples/diff-recompiled.md,
+shown in the README) must be what the command prints today.
+"""
+
+import json
+import re
+
+from support.cli import invoke_extract
+from support.paths import REPO
+
+GOLDEN = "fixtures/vit-f8weight/poprt/profile_logs_f8weight/inference/profile.pop"
+RECOMPILED = "fixtures/vit-f8weight-recompiled/profile.pop"
+EXAMPLE = REPO / "examples" / "diff-recompiled.md"
+
+
+def _diff(*args, pva=True):
+    result = invoke_extract("diff", GOLDEN, RECOMPILED, *args, cwd=REPO, pva=pva)
+    assert result.code == 0, result
+    return result
+
+
+def test_the_recompilation_is_accounted_for_as_its_readme_says():
+    diff = json.loads(_diff("--format", "json").stdout)
+    # fixtures/vit-f8weight-recompiled/README.md: anchors 101/252 -> 1101/1253, 151 ->
+    # 152 steps, 861887 -> 846709 cycles; 6 changed, 2 added, 1 removed, 144 same.
+    assert [
+        diff[side][key]
+        for side in ("base", "candidate")
+        for key in ("first_step", "end_step", "units", "cycles")
+    ] == [101, 252, 151, 861887, 1101, 1253, 152, 846709]
+    assert diff["change"] == -15178
+    assert diff["counts"] == {"same": 144, "changed": 6, "added": 2, "removed": 1}
+    assert diff["differences"] == []  # same tiles, inferences, bodies; pva on both
+    shown = [
+        (
+            entry["status"],
+            entry["base"]["step"] if entry["base"] else None,
+            entry["candidate"]["step"] if entry["candidate"] else None,
+            entry["change"],
+            entry["fields"],
+        )
+        for entry in diff["steps"]
+    ]
+    assert shown == [
+        ("changed", 211, 1212, 41012 - 48248, ["cycles"]),  # MLP up
+        ("changed", 240, 1241, 46968 - 52187, ["cycles"]),  # MLP down
+        ("changed", 101, 1101, 33541 - 37277, ["cycles", "vertices"]),  # QKV
+        ("added", None, 1103, 2954, []),  # the cast
+        ("changed", 157, 1158, 12021 - 14153, ["cycles"]),  # output projection
+        ("added", None, 1102, 1187, []),  # the cast's exchange
+        ("removed", 107, None, -996, []),  # the exchange fused away
+        # equal changes (0): alignment order
+        ("changed", 120, 1121, 0, ["max_exchange_code_bytes"]),
+        ("changed", 146, 1147, 0, ["active_tiles"]),
+    ]
+
+
+def test_without_pva_the_exchange_code_is_not_compared():
+    diff = json.loads(_diff("--format", "json", "--no-pva", pva=False).stdout)
+    assert diff["counts"] == {"same": 145, "changed": 5, "added": 2, "removed": 1}
+    qkv = [
+        entry
+        for entry in diff["steps"]
+        if entry["candidate"] and entry["candidate"]["step"] == 1101
+    ]
+    assert qkv[0]["fields"] == ["cycles"]
+    assert qkv[0]["candidate"]["vertices"] is None
+
+
+def test_the_markdown_says_what_changed_in_words():
+    text = _diff().stdout.decode()
+    lines = text.splitlines()
+    assert lines[0] == "# extract diff: 861887 -> 846709 cycles, -15178 (-1.76%)"
+    assert (
+        "vertices: `poplin::ConvPartial1x1Out<half,half,true,false,16,4,false>` -> "
+        "`poplin::ConvPartial1x1Out<quarter,half,true,false,16,4,false>`"
+    ) in text
+    assert "| tiles: 1440 -> 1472 |" in text
+    assert "| exchange code: 248 -> 400 bytes |" in text
+    assert lines[-1] == (
+        "9 steps differ (6 changed, 2 added, 1 removed; 144 same): their changes add up to "
+        "-15178 cycles, the whole change."
+    )
+
+
+def _headings_as_one(text):
+    return re.sub(r"(?m)^#+ ", "# ", text)
+
+
+def test_the_committed_example_is_what_the_command_prints_and_the_readme_shows_it():
+    printed = _diff().stdout.decode()
+    assert EXAMPLE.read_text(encoding="utf-8") == printed
+    readme = _headings_as_one((REPO / "README.md").read_text(encoding="utf-8"))
+    assert _headings_as_one(printed) in readme
