@@ -277,15 +277,20 @@ class Profile(SQLiteFile):
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc
 
-    def step_range_rows(self, first: int, end: Optional[int]) -> List[RawStepRow]:
+    def step_range_rows(self, first: int, end: Optional[int]) -> Generator[RawStepRow, None, None]:
         """The step rows with `first <= step < end` (`end` None: to the end of the trace)
         in the spec's order, as (step, kind, cycles, active_tiles, program, compute_set):
-        one body's rows, read whole (a body is a small part of a trace)."""
+        one body's rows, streamed."""
         order = "s.id, i.rowid" if self._steps_by_ipu_has_rowid else "s.id"
         sql = _STEP_RANGE.format("" if end is None else " AND i.step_id < ?", order)
         values = [first] if end is None else [first, end]
         try:
-            return self.db.execute(sql, values).fetchall()
+            cursor = self.db.execute(sql, values)
+            while True:
+                batch = cursor.fetchmany(256)
+                if not batch:
+                    return
+                yield from batch
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc
 

@@ -7,6 +7,8 @@ no statistics and no body but the one asked for. Its rows are then read again, b
 step range only, and summed per step: a unit. Only that body's rows are ever held.
 """
 
+import itertools
+import operator
 from pathlib import Path
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -167,7 +169,7 @@ def read_side(
 
 
 def _units(
-    rows: Sequence[tuple],
+    rows: Iterable[tuple],
     sql_names: Tuple[dict, dict],
     rules: StageRules,
     facts: StepFacts,
@@ -176,15 +178,12 @@ def _units(
     summed per step. A NULL cycles or active_tiles adds nothing, as in SQL's sum."""
     names = StepNames(sql_names[0], sql_names[1], rules)
     units: List[Unit] = []
-    at = 0
-    while at < len(rows):
-        step, kind, _, _, program, compute_set = rows[at]
-        cycles = tiles = 0
-        while at < len(rows) and rows[at][0] == step:
-            where = "step {}: steps_by_ipu.".format(step)
-            cycles += whole(rows[at][2], where + "cycles") or 0
-            tiles += whole(rows[at][3], where + "active_tiles") or 0
-            at += 1
+    for step, of_step in itertools.groupby(rows, key=operator.itemgetter(0)):
+        step_rows = list(of_step)  # a row per IPU
+        _, kind, _, _, program, compute_set = step_rows[0]  # a step's, on every row
+        where = "step {}: steps_by_ipu.".format(step)
+        cycles = sum(whole(row[2], where + "cycles") or 0 for row in step_rows)
+        tiles = sum(whole(row[3], where + "active_tiles") or 0 for row in step_rows)
         named = names[program, compute_set]
         units.append(
             Unit(
