@@ -12,7 +12,8 @@ edits applies to any spec. `what` is one of EDITS:
 - `remove`: the step at `where` and its rows;
 - `rename`: the step at `where` gets a new name, through a new compute set (with a new
   OnTileExecute program running it) or a new program: `amount` chooses a name that masks
-  to the same key (other compiler ids), one with a new path part, or another step's name;
+  to the same key (other compiler ids, if it has any: else the same name, as a
+  recompilation gives), one with a new path part, or another step's name;
 - `cycles`, `tiles`: one row of the step at `where` gets other cycles / active tiles;
 - `vertices`: the step's compute set replaced by one of the same name and other vertex
   types; `code`: the step's exchange program replaced by one of the same name and other
@@ -134,7 +135,7 @@ class _Editor:
         elif what == "rename":
             old = self.name_of(step)
             choice = amount % 3
-            if choice == 0 and _other_ids(old, amount) != old:
+            if choice == 0:  # the same masked name (perhaps the very same name)
                 name = _other_ids(old, amount)
             elif choice == 2:
                 name = self.name_of(self.trace[amount % len(self.trace)][0])
