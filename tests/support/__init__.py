@@ -12,6 +12,9 @@
 - badinput: the bad-input corpus, damaged copies of one small good profile.
 - spec_oracle: an independent, plain reading of the summary format, for the fuzz tests.
 - blocks_oracle: the same for blocks.json.
+- diff_oracle: the same for `extract diff` (diff_oracle, diff_csv, diff_json,
+  check_accounting); diffcli: `extract diff` run and held against it (expect_diff);
+  diffedits: random edits of a generated ProfileSpec (edit_spec, two_ipus).
 - reportpage: hand-made batch folders and a parsed tree of a report page's HTML.
 - fsfuzz: the file-system fuzz layer (tests/test_fuzz_fs.py); also a script to rerun one
   example.
