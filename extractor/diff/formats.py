@@ -68,27 +68,28 @@ def percent(change: int, base: int) -> str:
 
 
 def to_markdown(diff: dict, top: int = DEFAULT_TOP) -> bytes:
-    """The headline, the facts that differ, the stages by kinds, the `top` largest step
-    entries with what changed in words, and the counts with the sum they add up to."""
+    """The headline (the change, then each body: profile, run, block, steps, cycles),
+    the facts that differ, the stages by kinds, the `top` largest step entries with
+    what changed in words, and the counts with the sum they add up to."""
     base, candidate, change = diff["base"], diff["candidate"], diff["change"]
     lines = [
         "# extract diff: {} -> {} cycles, {} ({})".format(
             base["cycles"], candidate["cycles"], signed(change), percent(change, base["cycles"])
         ),
         "",
-        "| | profile | run | block | first step | end step | steps | cycles |",
-        "|---|---|---|---|---|---|---|---|",
     ]
     for name, side in (("base", base), ("candidate", candidate)):
         lines.append(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            "- {}: {}, run {}, block {} ({} steps, from {} to {}): {} cycles".format(
                 name,
                 markdown_code(side["profile"]),
                 side["run"],
                 side["block"],
-                side["first_step"],
-                "end of trace" if side["end_step"] is None else side["end_step"],
                 side["units"],
+                side["first_step"],
+                "the end of the trace"
+                if side["end_step"] is None
+                else "before {}".format(side["end_step"]),
                 side["cycles"],
             )
         )
@@ -112,20 +113,27 @@ def _facts(differences: List[dict]) -> List[str]:
 
 
 def _stage_table(diff: dict) -> List[str]:
-    """A line per stage: its cycles on each side, the change, and the change per kind."""
-    kinds = [entry["kind"] for entry in diff["by_kind"]]
-    head = ["stage", "base", "candidate", "change"] + [markdown_cell(kind) for kind in kinds]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    """A line per stage and kind of step in it, with the cycles on each side and the
+    change; a stage with several kinds, then a line of its own sums; the totals per
+    kind and of all last."""
+    lines = ["| stage | kind | base | candidate | change |", "|---|---|---|---|---|"]
+
+    def add(stage: str, kind: str, base: int, candidate: int) -> None:
+        lines.append(
+            "| {} | {} | {} | {} | {} |".format(
+                stage, kind, base, candidate, signed(candidate - base)
+            )
+        )
+
     for stage in diff["by_stage"]:
-        cells = [markdown_cell(stage["stage"]), stage["base"], stage["candidate"]]
-        cells.append(signed(stage["change"]))
-        for kind in kinds:
-            part = stage["kinds"].get(kind)
-            cells.append("" if part is None else signed(part["candidate"] - part["base"]))
-        lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
-    total = ["**total**", diff["base"]["cycles"], diff["candidate"]["cycles"]]
-    total += [signed(diff["change"])] + [signed(entry["change"]) for entry in diff["by_kind"]]
-    lines.append("| " + " | ".join(str(cell) for cell in total) + " |")
+        label = markdown_cell(stage["stage"])
+        for kind, sides in stage["kinds"].items():
+            add(label, markdown_cell(kind), sides["base"], sides["candidate"])
+        if len(stage["kinds"]) > 1:
+            add(label, "**all**", stage["base"], stage["candidate"])
+    for kind in diff["by_kind"]:
+        add("**total**", markdown_cell(kind["kind"]), kind["base"], kind["candidate"])
+    add("**total**", "**all**", diff["base"]["cycles"], diff["candidate"]["cycles"])
     return lines
 
 
