@@ -15,7 +15,6 @@ Profiles are generated once into bench/cache/ and reused.
 """
 
 import argparse
-import importlib.util
 import os
 import statistics
 import sys
@@ -25,16 +24,9 @@ HERE = Path(__file__).resolve().parent
 CACHE = HERE / "cache"
 TARGET = 1.0
 
-
-def load(name: str):
-    """bench/<name>.py (bench/run.py may have loaded it already)."""
-    key = "bench_{}".format(name)
-    if key not in sys.modules:
-        spec = importlib.util.spec_from_file_location(key, str(HERE / "{}.py".format(name)))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[key] = module
-        spec.loader.exec_module(module)
-    return sys.modules[key]
+# The helpers that time an extract process, bench/blocks.py's, beside this file.
+sys.path.insert(0, str(HERE))
+from blocks import extract_timed, load  # noqa: E402
 
 
 def profiles(smoke: bool):
@@ -60,7 +52,6 @@ def main(smoke: bool = False, rounds: int = 0) -> int:
         ),
         flush=True,
     )
-    blocks = load("blocks")
     size = load("size")
     base, candidate, short_base, short_candidate = profiles(smoke)
     size.compile_package()
@@ -68,11 +59,11 @@ def main(smoke: bool = False, rounds: int = 0) -> int:
     out.mkdir(parents=True, exist_ok=True)
     diffs, pairs = [], []
     for _ in range(rounds):
-        diffs.append(blocks.extract_timed("diff", base, candidate, "-o", out / "diff.md"))
-        one = blocks.extract_timed("blocks", base, "-o", out / "blocks.json")
-        two = blocks.extract_timed("blocks", candidate, "-o", out / "blocks-b.json")
+        diffs.append(extract_timed("diff", base, candidate, "-o", out / "diff.md"))
+        one = extract_timed("blocks", base, "-o", out / "blocks.json")
+        two = extract_timed("blocks", candidate, "-o", out / "blocks-b.json")
         pairs.append((one[0] + two[0], max(one[2], two[2])))
-    short = blocks.extract_timed("diff", short_base, short_candidate, "-o", out / "diff-short.md")
+    short = extract_timed("diff", short_base, short_candidate, "-o", out / "diff-short.md")
     diff_s = statistics.median(wall for wall, _, _ in diffs)
     blocks_s = statistics.median(wall for wall, _ in pairs)
     last = (out / "diff.md").read_text(encoding="utf-8").splitlines()[-1]
