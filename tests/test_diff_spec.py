@@ -86,6 +86,8 @@ def test_the_oracle_by_hand():
 
 @pytest.mark.parametrize("case", WITH_BODIES + ["golden"])
 def test_the_oracle_cuts_the_bodies_of_blocks_json(case):
+    """Both oracles cut with blocks_oracle.cut_bodies (held to the hand in
+    test_blocks.py): the diff oracle's rows, read by its own SQL, give the same bodies."""
     profile = REPO / (GOLDEN if case == "golden" else edge(case))
     bodies = read_profile(profile, read_rules(), use_pva=False)["bodies"]
     blocks = oracle_blocks(profile, "")["blocks"]
