@@ -456,23 +456,7 @@ def test_single_profile_blocks_beside_the_summary(tmp_path):
 
 
 # ---- compare --stat ----------------------------------------------------------------
-
-
-@pytest.fixture
-def two_recordings(tmp_path):
-    """a: multi-ipu, b: no-output-begins, each summary.json with its blocks.json."""
-    for name, case in (("a", "multi-ipu"), ("b", "no-output-begins")):
-        result = invoke_extract(
-            "fixtures/edge/{}/profile.pop".format(case),
-            "-o",
-            tmp_path / name / "summary.json",
-            "--blocks",
-            "--no-pva",
-            cwd=REPO,
-            pva=False,
-        )
-        assert result.code == 0, result.stderr
-    return tmp_path / "a", tmp_path / "b"
+# two_recordings (tests/conftest.py): a of multi-ipu, b of no-output-begins.
 
 
 def test_compare_stat_median_replaces_only_the_stage_rows(two_recordings):
