@@ -20,11 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from support.blocks_oracle import read_rules
-from support.cases import generator
+from support.cases import generator, two_ipus
 from support.cli import invoke_extract
 from support.diff_oracle import NoBody, check_accounting, diff_oracle, read_profile
 from support.diffcli import diff_args, expect_diff
-from support.diffedits import EDITS, edit_spec, two_ipus
+from support.diffedits import EDITS, edit_spec
 
 vit = st.fixed_dictionaries(
     {

@@ -11,10 +11,10 @@ summing two IPUs' rows, ...), so that an agreement is not an agreement about not
 import pytest
 
 from support.blocks_oracle import oracle_blocks, read_rules
-from support.cases import generator
+from support.cases import NO_OUTPUT_RULES, generator, two_ipus
 from support.diff_oracle import check_accounting, diff_csv, diff_oracle, read_profile
 from support.diffcli import expect_diff
-from support.diffedits import edit_spec, two_ipus
+from support.diffedits import edit_spec
 from support.paths import EDGE, REPO
 
 GOLDEN = "fixtures/vit-f8weight/poprt/profile_logs_f8weight/inference/profile.pop"
@@ -151,24 +151,6 @@ def test_edge_cases_against_multi_ipu(case):
 
 # ---- generated profiles --------------------------------------------------------------
 
-NO_OUTPUT_RULES = """
-fallback = "rest"
-[[rules]]
-pattern = "/attn/"
-label = "attention"
-[[rules]]
-pattern = "/mlp/"
-label = 'mlp "\u2191"'
-[[rules]]
-pattern = "/attn/qkv/"
-label = "attention"
-[selectors]
-kernel = "/Convolve$"
-anchor = "/attn/qkv/"
-attention_exchange = "/blocks\\\\.0/attn/"
-input_delivered = "^copyFromHost$"
-output_begins = "^no such step$"
-"""
 MLP_ANCHOR_RULES = """
 fallback = "=rest, \\"quoted\\""
 [[rules]]

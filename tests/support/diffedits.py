@@ -34,22 +34,6 @@ from support.cases import generator
 EDITS = ("insert", "remove", "rename", "cycles", "tiles", "vertices", "code", "renumber")
 
 
-def two_ipus(spec):
-    """The spec with a second IPU: each steps_by_ipu row followed by one for IPU 1 with
-    other cycles and tiles, so that a unit sums rows of its own."""
-    rows = []
-    for row in spec.steps_by_ipu:
-        rows.append(row)
-        twin = type(row)(**vars(row))
-        twin.ipu = 1
-        twin.cycles = row.cycles + (row.step_id * 7) % 13
-        twin.active_tiles = row.active_tiles + row.step_id % 3
-        rows.append(twin)
-    spec.steps_by_ipu = rows
-    spec.ipus = 2
-    return spec
-
-
 def _trace(spec):
     """[(step, [its rows])] in step order."""
     rows = {}
