@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from support.cases import copy_case, golden_case_folder
+from support.cli import invoke_extract
 from support.paths import REPO
 
 
@@ -18,6 +19,25 @@ def golden_profile(tmp_path):
     return copy_case(
         golden_case_folder(), tmp_path / "poprt" / "profile_logs_f8weight" / "inference"
     )
+
+
+@pytest.fixture
+def two_recordings(tmp_path):
+    """(a, b): the folders of two recordings, each a summary.json with its blocks.json
+    (extract --blocks --no-pva), a of fixtures/edge/multi-ipu, b of no-output-begins
+    (their bodies worked out by hand in tests/test_blocks.py's docstring)."""
+    for name, case in (("a", "multi-ipu"), ("b", "no-output-begins")):
+        result = invoke_extract(
+            "fixtures/edge/{}/profile.pop".format(case),
+            "-o",
+            tmp_path / name / "summary.json",
+            "--blocks",
+            "--no-pva",
+            cwd=REPO,
+            pva=False,
+        )
+        assert result.code == 0, result.stderr
+    return tmp_path / "a", tmp_path / "b"
 
 
 @pytest.fixture(scope="session")

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from support.blocks_oracle import oracle_blocks, same
-from support.cases import generator, sha256
+from support.cases import NO_OUTPUT_RULES, generator, sha256, two_ipus
 from support.checks import index_by
 from support.cli import invoke_extract
 
@@ -101,48 +101,13 @@ def test_golden_first_body_is_the_summarys_kernels():
 
 # ---- the generator's kinds ---------------------------------------------------------
 
-NO_OUTPUT_RULES = """
-fallback = "rest"
-[[rules]]
-pattern = "/attn/"
-label = "attention"
-[[rules]]
-pattern = "/mlp/"
-label = 'mlp "↑"'
-
-[[rules]]
-pattern = "/attn/qkv/"
-label = "attention"
-[selectors]
-kernel = "/Convolve$"
-anchor = "/attn/qkv/"
-attention_exchange = "/blocks\\\\.0/attn/"
-input_delivered = "^copyFromHost$"
-output_begins = "^no such step$"
-"""
-
-
-def _two_ipus(spec):
-    """The spec with a second IPU: each steps_by_ipu row followed by one for IPU 1, with
-    other cycles (so the per-IPU rows add up to something of their own)."""
-    rows = []
-    for row in spec.steps_by_ipu:
-        rows.append(row)
-        twin = type(row)(**vars(row))
-        twin.ipu = 1
-        twin.cycles = row.cycles + (row.step_id * 7) % 13
-        rows.append(twin)
-    spec.steps_by_ipu = rows
-    spec.ipus = 2
-    return spec
-
 
 def _kind(name):
     generate = generator()
     if name == "several runs":
         return generate.vit_spec(blocks=4, runs=3, tiles=8, seed=3, detailed_blocks=(0, 3)), None
     if name == "multi-ipu":
-        return _two_ipus(generate.vit_spec(blocks=3, runs=2, tiles=8, seed=4)), None
+        return two_ipus(generate.vit_spec(blocks=3, runs=2, tiles=8, seed=4)), None
     if name == "one anchor":
         return generate.vit_spec(blocks=1, runs=1, tiles=8, seed=5), None
     if name == "no output step":  # and rules with a repeated label and another fallback
@@ -456,23 +421,7 @@ def test_single_profile_blocks_beside_the_summary(tmp_path):
 
 
 # ---- compare --stat ----------------------------------------------------------------
-
-
-@pytest.fixture
-def two_recordings(tmp_path):
-    """a: multi-ipu, b: no-output-begins, each summary.json with its blocks.json."""
-    for name, case in (("a", "multi-ipu"), ("b", "no-output-begins")):
-        result = invoke_extract(
-            "fixtures/edge/{}/profile.pop".format(case),
-            "-o",
-            tmp_path / name / "summary.json",
-            "--blocks",
-            "--no-pva",
-            cwd=REPO,
-            pva=False,
-        )
-        assert result.code == 0, result.stderr
-    return tmp_path / "a", tmp_path / "b"
+# two_recordings (tests/conftest.py): a of multi-ipu, b of no-output-begins.
 
 
 def test_compare_stat_median_replaces_only_the_stage_rows(two_recordings):

@@ -11,10 +11,9 @@ summing two IPUs' rows, ...), so that an agreement is not an agreement about not
 import pytest
 
 from support.blocks_oracle import oracle_blocks, read_rules
-from support.cases import generator
+from support.cases import NO_OUTPUT_RULES, generator, two_ipus
 from support.diff_oracle import check_accounting, diff_csv, diff_oracle, read_profile
 from support.diffcli import expect_diff
-from support.diffedits import edit_spec, two_ipus
 from support.paths import EDGE, REPO
 
 GOLDEN = "fixtures/vit-f8weight/poprt/profile_logs_f8weight/inference/profile.pop"
@@ -86,6 +85,8 @@ def test_the_oracle_by_hand():
 
 @pytest.mark.parametrize("case", WITH_BODIES + ["golden"])
 def test_the_oracle_cuts_the_bodies_of_blocks_json(case):
+    """Both oracles cut with blocks_oracle.cut_bodies (held to the hand in
+    test_blocks.py): the diff oracle's rows, read by its own SQL, give the same bodies."""
     profile = REPO / (GOLDEN if case == "golden" else edge(case))
     bodies = read_profile(profile, read_rules(), use_pva=False)["bodies"]
     blocks = oracle_blocks(profile, "")["blocks"]
@@ -149,24 +150,6 @@ def test_edge_cases_against_multi_ipu(case):
 
 # ---- generated profiles --------------------------------------------------------------
 
-NO_OUTPUT_RULES = """
-fallback = "rest"
-[[rules]]
-pattern = "/attn/"
-label = "attention"
-[[rules]]
-pattern = "/mlp/"
-label = 'mlp "\u2191"'
-[[rules]]
-pattern = "/attn/qkv/"
-label = "attention"
-[selectors]
-kernel = "/Convolve$"
-anchor = "/attn/qkv/"
-attention_exchange = "/blocks\\\\.0/attn/"
-input_delivered = "^copyFromHost$"
-output_begins = "^no such step$"
-"""
 MLP_ANCHOR_RULES = """
 fallback = "=rest, \\"quoted\\""
 [[rules]]
@@ -270,19 +253,20 @@ def test_rules_change_the_stages_and_the_bodies(generated):
 
 @pytest.fixture(scope="module")
 def edited(tmp_path_factory):
-    """one-anchor's trace with step 7's compute set given other vertex types (edit
-    "vertices" at the second position of the body 4..9) and the exchange at step 6 other
-    code bytes; and a copy with every compiler id in every name changed."""
+    """one-anchor's trace (body 0: steps 4..9) with step 7's compute set given other
+    vertex types, with the exchange program of step 6 given other code bytes (each runs
+    on no other step), and a copy with every compiler id changed: program and compute
+    set ids, the `csN_` in names, step ids (fixtures/generate.py's edited_spec)."""
     g = generator()
     spec = g.edge_cases()["one-anchor"][0]
     folder = tmp_path_factory.mktemp("diff-edited")
     cases = {"base": g.write_case(spec, folder / "base")}
     for name, edits in (
-        ("vertices", [("vertices", 3, 1)]),
-        ("code", [("code", 2, 40)]),
-        ("ids", [("rename", n, 0) for n in range(6)] + [("renumber", 0, 11)]),
+        ("vertices", g.Edits(changes=(g.Change(7, vertices=(g.QUARTER_CONV_VERTEX,)),))),
+        ("code", g.Edits(changes=(g.Change(6, code_bytes=(4, 4, 4, 45)),))),
+        ("ids", g.Edits(renumber=g.Renumber(101, programs=100, compute_sets=7, copies=40))),
     ):
-        cases[name] = g.write_case(edit_spec(spec, edits, focus=(4, 10)), folder / name)
+        cases[name] = g.write_case(g.edited_spec(spec, edits), folder / name)
     return cases
 
 
@@ -319,6 +303,11 @@ def test_other_compiler_ids_give_the_same_keys(edited):
     assert want["counts"] == {"same": 6, "changed": 0, "added": 0, "removed": 0}
     renamed = diff_oracle(edited["base"], edited["ids"], use_pva=False)
     assert renamed["candidate"]["first_step"] != renamed["base"]["first_step"]
+    names = [
+        {r["name"] for r in read_profile(edited[side], read_rules(), use_pva=False)["rows"]}
+        for side in ("base", "ids")
+    ]
+    assert "cs8_/m/blocks/blocks.0/attn/qkv/Convolve/ExchangePre" in names[1] - names[0]
 
 
 def test_hostile_names_in_the_csv(tmp_path):
@@ -329,7 +318,8 @@ def test_hostile_names_in_the_csv(tmp_path):
         if c.name == "/m/blocks/blocks.0/attn/Softmax/Exp":
             c.name = '=HYPERLINK("x,y")/attn/Softmax/Exp'
     base = g.write_case(spec, tmp_path / "base")
-    candidate = g.write_case(edit_spec(spec, [("cycles", 1, 1500)], focus=(4, 10)), tmp_path / "c")
+    softmax_cycles = g.Edits(changes=(g.Change(5, cycles=545),))  # 45 before
+    candidate = g.write_case(g.edited_spec(spec, softmax_cycles), tmp_path / "c")
     want = expect_diff(base, candidate)
     assert want["steps"][0]["key"] == '=HYPERLINK("x,y")/attn/Softmax/Exp'
     line = diff_csv(want).split("\r\n")[1]

@@ -5,6 +5,10 @@ join, reads the rules file itself (TOML), and applies the spec's definitions lit
 body by body, with the whole list of rows in memory: slow and obvious on purpose. It
 imports nothing from `extractor`. Statistics are computed exactly (fractions) and only
 then turned into floats, so they do not lean on the `statistics` module either.
+
+The diff and trace oracles read their rows and cut their bodies with the same helpers:
+connect, step_names, stage_of, marker_steps and cut_bodies (one reading of the spec's
+definitions, checked by hand through tests/expected_blocks).
 """
 
 import math
@@ -43,27 +47,46 @@ def read_rules(path=None) -> dict:
     }
 
 
-def step_rows(profile) -> list:
-    """Every step row as a dict (step, kind, name, cycles), in the spec's order."""
+def connect(profile):
+    """The profile opened read-only, its text decoded as the spec says (bad UTF-8
+    replaced)."""
     uri = "file:{}?mode=ro".format(quote(str(Path(profile).resolve()), safe="/"))
     db = sqlite3.connect(uri, uri=True)
     db.text_factory = lambda data: data.decode("utf-8", "replace")
-    try:
-        programs = dict(db.execute("SELECT id, CAST(name AS TEXT) FROM programs"))
-        sets = dict(db.execute("SELECT compute_set, CAST(name AS TEXT) FROM compute_sets"))
-        raw = list(db.execute(STEP_ROWS))
-    finally:
-        db.close()
-    rows = []
-    for step, kind, cycles, program, compute_set in raw:
+    return db
+
+
+def step_names(db):
+    """name_of(program, compute_set): a step's name as the spec gives it (its compute
+    set's name, else its program's, else ""), from the profile's tables."""
+    programs = dict(db.execute("SELECT id, CAST(name AS TEXT) FROM programs"))
+    sets = dict(db.execute("SELECT compute_set, CAST(name AS TEXT) FROM compute_sets"))
+
+    def name_of(program, compute_set):
         name = sets.get(compute_set) if compute_set is not None else None
         if not name:
             name = programs.get(program) if program is not None else None
-        rows.append({"step": step, "kind": kind, "name": name or "", "cycles": cycles})
-    return rows
+        return name or ""
+
+    return name_of
 
 
-def _stage(name, rules):
+def step_rows(profile) -> list:
+    """Every step row as a dict (step, kind, name, cycles), in the spec's order."""
+    db = connect(profile)
+    try:
+        name_of = step_names(db)
+        raw = list(db.execute(STEP_ROWS))
+    finally:
+        db.close()
+    return [
+        {"step": step, "kind": kind, "name": name_of(program, compute_set), "cycles": cycles}
+        for step, kind, cycles, program, compute_set in raw
+    ]
+
+
+def stage_of(name, rules):
+    """The label of the first rule whose pattern the name matches, else the fallback."""
     for pattern, label in rules["rules"]:
         if re.search(pattern, name):
             return label
@@ -97,58 +120,66 @@ def _stats(entries):
     }
 
 
+def is_kernel(row, selectors) -> bool:
+    return re.search(selectors["kernel"], row["name"]) is not None
+
+
+def marker_steps(rows, selectors) -> dict:
+    """The steps the selectors mark, each a sorted list of distinct step ids: "anchors"
+    (kernel steps the anchor selector matches), "outputs" (StreamCopyBegin steps
+    output_begins matches) and "inputs" (StreamCopyEnd steps input_delivered matches)."""
+
+    def steps(test, selector):
+        return sorted({r["step"] for r in rows if test(r) and re.search(selector, r["name"])})
+
+    return {
+        "anchors": steps(lambda r: is_kernel(r, selectors), selectors["anchor"]),
+        "outputs": steps(lambda r: r["kind"] == "StreamCopyBegin", selectors["output_begins"]),
+        "inputs": steps(lambda r: r["kind"] == "StreamCopyEnd", selectors["input_delivered"]),
+    }
+
+
+def cut_bodies(rows, selectors) -> list:
+    """The spec's bodies, in order, as dicts (run, block, first_step, end_step): one per
+    anchor, cut at the next anchor or at the first output-begins step after it (end_step
+    None: to the end of the trace); the run counts the input-delivered steps before it,
+    the block the bodies of that run before it."""
+    marks = marker_steps(rows, selectors)
+    anchors = marks["anchors"]
+    bodies = []
+    for k, first in enumerate(anchors):
+        stops = anchors[k + 1 : k + 2] + [o for o in marks["outputs"] if o > first][:1]
+        end = min(stops) if stops else None
+        run = len([i for i in marks["inputs"] if i < first])
+        block = len([b for b in bodies if b["run"] == run])
+        bodies.append({"run": run, "block": block, "first_step": first, "end_step": end})
+    return bodies
+
+
 def oracle_blocks(profile, label: str, rules_path=None) -> dict:
     rules = read_rules(rules_path)
     selectors = rules["selectors"]
     rows = step_rows(profile)
-
-    def is_kernel(row):
-        return re.search(selectors["kernel"], row["name"]) is not None
-
-    anchors = sorted(
-        {r["step"] for r in rows if is_kernel(r) and re.search(selectors["anchor"], r["name"])}
-    )
-    outputs = sorted(
-        {
-            r["step"]
-            for r in rows
-            if r["kind"] == "StreamCopyBegin" and re.search(selectors["output_begins"], r["name"])
-        }
-    )
-    inputs = sorted(
-        {
-            r["step"]
-            for r in rows
-            if r["kind"] == "StreamCopyEnd" and re.search(selectors["input_delivered"], r["name"])
-        }
-    )
     bodies = []
-    for k, begin in enumerate(anchors):
-        ends = [anchors[k + 1]] if k + 1 < len(anchors) else []
-        ends += [o for o in outputs if o > begin][:1]
-        end = min(ends) if ends else None
-        run = len([i for i in inputs if i < begin])
-        block = len([b for b in bodies if b["run"] == run])
+    for body in cut_bodies(rows, selectors):
+        begin, end = body["first_step"], body["end_step"]
         kernel_rows = [
             r
             for r in rows
-            if is_kernel(r) and r["step"] >= begin and (end is None or r["step"] < end)
+            if is_kernel(r, selectors) and r["step"] >= begin and (end is None or r["step"] < end)
         ]
         cycles = {}
         for r in kernel_rows:
-            stage = _stage(r["name"], rules)
+            stage = stage_of(r["name"], rules)
             cycles[stage] = cycles.get(stage, 0) + (r["cycles"] or 0)
         ordered = {lab: cycles[lab] for lab in rules["labels"] if lab in cycles}
         bodies.append(
-            {
-                "run": run,
-                "block": block,
-                "first_step": begin,
-                "end_step": end,
-                "kernels": len(kernel_rows),
-                "cycles": ordered,
-                "total": sum(r["cycles"] or 0 for r in kernel_rows),
-            }
+            dict(
+                body,
+                kernels=len(kernel_rows),
+                cycles=ordered,
+                total=sum(r["cycles"] or 0 for r in kernel_rows),
+            )
         )
     stats = {}
     for lab in rules["labels"]:

@@ -1,5 +1,6 @@
 """The fixtures as tests use them: the generator module, a private copy of a case, the
-golden case's folder, a file's hash."""
+golden case's folder, a file's hash; a generated spec given a second IPU, and rules for
+generated traces with no output step."""
 
 import hashlib
 import shutil
@@ -37,3 +38,43 @@ def copy_case(source: Path, target: Path) -> Path:
 
 def golden_case_folder() -> Path:
     return GOLDEN / "poprt" / "profile_logs_f8weight" / "inference"
+
+
+def two_ipus(spec):
+    """The spec (a generate.py ProfileSpec, changed in place and returned) with a second
+    IPU: each steps_by_ipu row followed by one for IPU 1 with other cycles and active
+    tiles, so that a step's rows add up to something of their own."""
+    rows = []
+    for row in spec.steps_by_ipu:
+        rows.append(row)
+        twin = type(row)(**vars(row))
+        twin.ipu = 1
+        twin.cycles = row.cycles + (row.step_id * 7) % 13
+        twin.active_tiles = row.active_tiles + row.step_id % 3
+        rows.append(twin)
+    spec.steps_by_ipu = rows
+    spec.ipus = 2
+    return spec
+
+
+# Rules for a generated ViT trace under which no step begins an output (so the last body
+# runs to the end of the trace), with a label repeated, one outside ASCII, and another
+# fallback.
+NO_OUTPUT_RULES = """
+fallback = "rest"
+[[rules]]
+pattern = "/attn/"
+label = "attention"
+[[rules]]
+pattern = "/mlp/"
+label = 'mlp "\u2191"'
+[[rules]]
+pattern = "/attn/qkv/"
+label = "attention"
+[selectors]
+kernel = "/Convolve$"
+anchor = "/attn/qkv/"
+attention_exchange = "/blocks\\\\.0/attn/"
+input_delivered = "^copyFromHost$"
+output_begins = "^no such step$"
+"""

@@ -3,9 +3,10 @@
 `diff_oracle(base, candidate, ...)` reads every step row of each profile with one plain
 SQL join, reads `pva-double.json` beside each profile as the pva stand-in would serve
 it, reads the rules file itself (TOML, through blocks_oracle.read_rules), cuts the
-bodies as blocks-spec.md says, groups a body's rows into units, aligns the two bodies'
-keys with difflib exactly as the spec words it, and builds the JSON document as a dict
-with its keys in the spec's order. Everything is held in lists and recomputed from
+bodies as blocks-spec.md says (blocks_oracle.cut_bodies, which blocks_oracle's own
+bodies come from), groups a body's rows into units, aligns the two bodies' keys with
+difflib exactly as the spec words it, and builds the JSON document as a dict with its
+keys in the spec's order. Everything is held in lists and recomputed from
 scratch: slow and obvious on purpose. It imports nothing from `extractor`.
 
 `diff_csv(result)` is the spec's CSV of such a result; `check_accounting(result)` asserts
@@ -32,11 +33,16 @@ import difflib
 import io
 import json
 import re
-import sqlite3
 from pathlib import Path
-from urllib.parse import quote
 
-from support.blocks_oracle import read_rules
+from support.blocks_oracle import (
+    connect,
+    cut_bodies,
+    marker_steps,
+    read_rules,
+    stage_of,
+    step_names,
+)
 
 STEP_ROWS = """
 SELECT s.id, CAST(s.type AS TEXT), s.program, s.compute_set, i.cycles, i.active_tiles
@@ -84,21 +90,13 @@ def mask(name: str) -> str:
 # ---- reading a profile ----------------------------------------------------------------
 
 
-def _connect(profile):
-    uri = "file:{}?mode=ro".format(quote(str(Path(profile).resolve()), safe="/"))
-    db = sqlite3.connect(uri, uri=True)
-    db.text_factory = lambda data: data.decode("utf-8", "replace")
-    return db
-
-
 def read_profile(profile, rules: dict, use_pva: bool) -> dict:
     """Every step row (dicts: step, kind, name, stage, cycles, active_tiles, vertices,
     max_exchange_code_bytes), the bodies (blocks-spec.md) and the facts `differences`
     compares."""
-    db = _connect(profile)
+    db = connect(profile)
     try:
-        programs = dict(db.execute("SELECT id, CAST(name AS TEXT) FROM programs"))
-        sets = dict(db.execute("SELECT compute_set, CAST(name AS TEXT) FROM compute_sets"))
+        name_of = step_names(db)
         raw = list(db.execute(STEP_ROWS))
         tiles = db.execute("SELECT count(*) FROM memory_by_tile").fetchone()[0]
     finally:
@@ -109,18 +107,9 @@ def read_profile(profile, rules: dict, use_pva: bool) -> dict:
         pva_programs = {p["id"]: p for p in double["programs"]}
         pva_sets = {c["id"]: c for c in double["computeSets"]}
 
-    selectors = rules["selectors"]
     rows = []
     for step, kind, program, compute_set, cycles, active_tiles in raw:
-        name = sets.get(compute_set) if compute_set is not None else None
-        if not name:
-            name = programs.get(program) if program is not None else None
-        name = name or ""
-        stage = rules["fallback"]
-        for pattern, label in rules["rules"]:
-            if re.search(pattern, name):
-                stage = label
-                break
+        name = name_of(program, compute_set)
         vertices = code = None
         if use_pva:
             code = 0
@@ -141,7 +130,7 @@ def read_profile(profile, rules: dict, use_pva: bool) -> dict:
                 "step": step,
                 "kind": kind,
                 "name": name,
-                "stage": stage,
+                "stage": stage_of(name, rules),
                 "cycles": cycles,
                 "active_tiles": active_tiles,
                 "vertices": vertices,
@@ -149,39 +138,13 @@ def read_profile(profile, rules: dict, use_pva: bool) -> dict:
             }
         )
 
-    def kernel(row):
-        return re.search(selectors["kernel"], row["name"]) is not None
-
-    anchors = sorted(
-        {r["step"] for r in rows if kernel(r) and re.search(selectors["anchor"], r["name"])}
-    )
-    outputs = sorted(
-        {
-            r["step"]
-            for r in rows
-            if r["kind"] == "StreamCopyBegin" and re.search(selectors["output_begins"], r["name"])
-        }
-    )
-    inputs = sorted(
-        {
-            r["step"]
-            for r in rows
-            if r["kind"] == "StreamCopyEnd" and re.search(selectors["input_delivered"], r["name"])
-        }
-    )
-    bodies = []
-    for k, first in enumerate(anchors):
-        stops = anchors[k + 1 : k + 2] + [o for o in outputs if o > first][:1]
-        end = min(stops) if stops else None
-        run = len([i for i in inputs if i < first])
-        block = len([b for b in bodies if b["run"] == run])
-        bodies.append({"run": run, "block": block, "first_step": first, "end_step": end})
+    bodies = cut_bodies(rows, rules["selectors"])
     return {
         "rows": rows,
         "bodies": bodies,
         "tiles": tiles,
-        "inferences": len(inputs),
-        "anchors": len(anchors),
+        "inferences": len(marker_steps(rows, rules["selectors"])["inputs"]),
+        "anchors": len(bodies),  # a body per anchor
         "pva": bool(use_pva),
     }
 

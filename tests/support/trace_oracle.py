@@ -9,12 +9,15 @@ trace against the Trace Event Format's rules as Perfetto reads them.
 """
 
 import json
-import re
-import sqlite3
-from pathlib import Path
-from urllib.parse import quote
 
-from support.blocks_oracle import oracle_blocks, read_rules
+from support.blocks_oracle import (
+    connect,
+    marker_steps,
+    oracle_blocks,
+    read_rules,
+    stage_of,
+    step_names,
+)
 
 ROWS = """
 SELECT s.id, CAST(s.type AS TEXT), i.cycles, i.active_tiles,
@@ -26,12 +29,9 @@ ORDER BY s.id, i.rowid
 
 
 def read_rows(profile):
-    uri = "file:{}?mode=ro".format(quote(str(Path(profile).resolve()), safe="/"))
-    db = sqlite3.connect(uri, uri=True)
-    db.text_factory = lambda data: data.decode("utf-8", "replace")
+    db = connect(profile)
     try:
-        programs = dict(db.execute("SELECT id, CAST(name AS TEXT) FROM programs"))
-        sets = dict(db.execute("SELECT compute_set, CAST(name AS TEXT) FROM compute_sets"))
+        name_of = step_names(db)
         raw = list(db.execute(ROWS))
     finally:
         db.close()
@@ -40,14 +40,11 @@ def read_rows(profile):
     for step, kind, cycles, tiles, start, end, program, compute_set in raw:
         ipu = ipu + 1 if step == last else 0
         last = step
-        name = (sets.get(compute_set) if compute_set is not None else None) or (
-            programs.get(program) if program is not None else None
-        )
         rows.append(
             {
                 "step": step,
                 "kind": kind,
-                "name": name or "",
+                "name": name_of(program, compute_set),
                 "cycles": cycles,
                 "active_tiles": tiles,
                 "start": start,
@@ -58,32 +55,11 @@ def read_rows(profile):
     return rows
 
 
-def stage_of(name, rules):
-    for pattern, label in rules["rules"]:
-        if re.search(pattern, name):
-            return label
-    return rules["fallback"]
-
-
 def inferences(rows, rules):
-    sel = rules["selectors"]
-    inputs = sorted(
-        {
-            r["step"]
-            for r in rows
-            if r["kind"] == "StreamCopyEnd" and re.search(sel["input_delivered"], r["name"])
-        }
-    )
-    outputs = sorted(
-        {
-            r["step"]
-            for r in rows
-            if r["kind"] == "StreamCopyBegin" and re.search(sel["output_begins"], r["name"])
-        }
-    )
+    marks = marker_steps(rows, rules["selectors"])
     found = []
-    for number, first in enumerate(inputs, 1):
-        after = [o for o in outputs if o > first]
+    for number, first in enumerate(marks["inputs"], 1):
+        after = [o for o in marks["outputs"] if o > first]
         found.append((number, first, after[0] if after else None))
     return found
 
