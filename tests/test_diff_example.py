@@ -95,3 +95,18 @@ def test_the_committed_example_is_what_the_command_prints_and_the_readme_shows_i
     assert EXAMPLE.read_text(encoding="utf-8") == printed
     readme = _headings_as_one((REPO / "README.md").read_text(encoding="utf-8"))
     assert _headings_as_one(printed) in readme
+
+
+def test_the_library_gives_what_the_command_writes():
+    """docs/library.md's diff_profiles and to_json: the CLI's bytes, from Python."""
+    from extractor import load_rules
+    from extractor.diff.command import diff_profiles
+    from extractor.diff.formats import to_json
+
+    diff = diff_profiles(REPO / GOLDEN, REPO / RECOMPILED, load_rules(), pva=None)
+    mine = json.loads(to_json(diff))
+    cli = json.loads(_diff("--format", "json", "--no-pva", pva=False).stdout)
+    for side, path in (("base", GOLDEN), ("candidate", RECOMPILED)):
+        assert mine[side].pop("profile") == str(REPO / path)  # the path as given
+        assert cli[side].pop("profile") == path
+    assert mine == cli
