@@ -137,12 +137,16 @@ def test_a_fifo_in_place_of_a_summary_does_not_hold_up_the_next_batch(tmp_path):
 # ---- --timeout ---------------------------------------------------------------
 
 
-# extract blocks classifies every step name too: the same hang, the same limit.
+# extract blocks classifies every step name too, and extract diff (the profile against
+# itself): the same hang, the same limit.
 @pytest.mark.parametrize(
-    "command, name", [([], "summary.json"), (["blocks"], "blocks.json")], ids=["extract", "blocks"]
+    "command, name",
+    [([], "summary.json"), (["blocks"], "blocks.json"), (["diff", "PROFILE"], "diff.md")],
+    ids=["extract", "blocks", "diff"],
 )
 def test_a_single_run_past_its_time_limit_ends_in_one_line(tmp_path, command, name):
     profile = evil_profile(tmp_path / "case")
+    command = [profile if word == "PROFILE" else word for word in command]
     rules = evil_rules(tmp_path)
     out = tmp_path / "out" / name
     for target in (out, "-"):
