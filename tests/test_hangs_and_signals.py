@@ -302,17 +302,20 @@ def _wait_for(condition, what: str) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.parametrize("diff", [False, True], ids=["extract", "diff"])
 @pytest.mark.parametrize(
     "signum, timeout", [(signal.SIGTERM, None), (signal.SIGHUP, None), (signal.SIGTERM, "0")]
 )
-def test_a_stopped_single_run_ends_like_ctrl_c(tmp_path, signum, timeout):
+def test_a_stopped_single_run_ends_like_ctrl_c(tmp_path, signum, timeout, diff):
     # With a time limit (the default), extract watches a child process that extracts (it
     # is the child that must be ready for the signal); without one, extract extracts.
+    # extract diff (a profile against itself) is stopped the same way.
     profile = evil_profile(tmp_path / "case")
     rules = evil_rules(tmp_path)
     out = tmp_path / "out" / "summary.json"
     limit = [] if timeout is None else ["--timeout", timeout]
-    run = _start([profile, "--rules", rules, "-o", out] + limit)
+    command = ["diff", profile] if diff else []
+    run = _start(command + [profile, "--rules", rules, "-o", out] + limit)
     try:
 
         def ready():
