@@ -152,7 +152,9 @@ class BlockBodies:
     runs to the end of the trace. Each closed body goes to `writer.body` (blockformats:
     blocks.json or CSV written as the pass goes) and into the statistics; it is kept
     (`bodies`, for `result`) only with `keep`. `writer.begin(label, stages)` is called
-    here, `writer.end(statistics)` by `finish`."""
+    here, `writer.end(statistics)` by `finish`. `statistics=False` (`extract trace`,
+    which shows each body and no statistics over them) keeps none: the statistics are
+    then empty, and `count` 0."""
 
     def __init__(
         self,
@@ -160,6 +162,7 @@ class BlockBodies:
         profile_label: str,
         writer: Optional[BodyWriter] = None,
         keep: bool = False,
+        statistics: bool = True,
     ) -> None:
         self.profile = profile_label
         self.stages = stage_labels(rules)
@@ -168,6 +171,7 @@ class BlockBodies:
         self._plain: Dict[object, int] = {}  # NameClass -> plain_index(it)
         self.bodies: List[Body] = []
         self._keep = keep
+        self._keep_statistics = statistics
         self._writer = writer
         self._stats = [Statistic() for _ in self.stages]
         self._total = Statistic()
@@ -247,9 +251,20 @@ class BlockBodies:
         block = self._blocks_of_run.get(run, 0)
         self._blocks_of_run[run] = block + 1
         body = Body(run, block, self._first, end_step, sum(self.rows), self.cycles, self.rows)
+        if self._keep_statistics:
+            self._count(body)
+        if self._writer is not None:
+            self._writer.body(body)
+        if self._keep:
+            self.bodies.append(body)
+        self._first = None
+        self.cycles = None
+
+    def _count(self, body: Body) -> None:
+        """A closed body into the statistics."""
         number = len(self._runs)
-        self._runs.append(run)  # a body's run and block, by its number
-        self._block_numbers.append(block)
+        self._runs.append(body.run)  # a body's run and block, by its number
+        self._block_numbers.append(body.block)
         for _ in range(2):  # a value beyond 32 bits, then beyond 64: widen, again
             try:
                 self._add(number)
@@ -258,12 +273,6 @@ class BlockBodies:
                 self._undo_and_widen(number)
         else:
             self._add(number)  # plain lists now
-        if self._writer is not None:
-            self._writer.body(body)
-        if self._keep:
-            self.bodies.append(body)
-        self._first = None
-        self.cycles = None
 
     def finish(self) -> None:
         """The end of the trace: a body still open runs to it (end_step null)."""
