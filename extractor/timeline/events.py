@@ -3,20 +3,17 @@
 Each step row of the window is one complete event ("ph": "X") on a track of its IPU (the
 row's number within its step), written at once: nothing is kept of the rows but, per
 track, where its last slice ends, and the open stage, blocks and inferences slices (a
-minimum and a maximum each). Those are written when they close; the metadata events
-(process and track names, their order) after the pass, when every track is known.
-
-Numbers are JSON's own (an int's str, a float's repr: never NaN or Infinity, as the
-values are whole numbers of cycles); text goes through json.dumps (quotes, control
-characters and non-ASCII text escaped), once per distinct name.
+minimum and a maximum each). Those are written when they close (slices.py); the metadata
+events (process and track names, their order) after the pass, when every track is known.
 """
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from ..core.blocks import BlockBodies, Body
+from ..core.blocks import BlockBodies, Body, bad_cycles
 from ..core.pvafacts import StepFacts
 from ..core.rules import StageRules
 from ..core.steps import DEVICE_KINDS, BadValue, SqlValue, StepNames
+from .slices import Closed, ProfileSlices
 from .tracks import EXACT, FRACTIONS, EventFile, Span, TrackSet, micros, number, text, whole
 from .window import Inference, Window
 
@@ -27,15 +24,11 @@ _LOW = -_HIGH
 
 _NO_STEP = object()  # a step id no row has
 
-#: A block's slice (one % over the event: a block may close every few rows).
-_BLOCK_EVENT = (
-    '{"ph": "X", "pid": %d, "tid": %d, "name": %s, "cat": "block", "ts": %s, '
-    '"dur": %s, "args": {"run": %s, "block": %s, "first_step": %s, "end_step": %s, '
-    '"cycles": %s}}'
-)
+#: What the rows of one (program, compute set, kind) share (ProfileEvents._describe).
+Described = Tuple[str, str, bool, int, Any, bool]
 
 
-class ProfileEvents:
+class ProfileEvents(ProfileSlices):
     """The events of profile `pid`, from one pass over its step rows (`run`)."""
 
     def __init__(
@@ -50,46 +43,19 @@ class ProfileEvents:
         facts: Optional[StepFacts],
         label: str,
     ) -> None:
-        self.out = out
-        self.pid = pid
+        super().__init__(out, pid, shift, cycles_per_us)
         self.window = window
-        self.shift = shift
-        self.per_us = cycles_per_us
         self.names = names
         self.facts = facts
-        self._next_tid = 0
-        self.ipus: List[TrackSet] = []
-        self.stages = TrackSet("stages", self._tid)
-        self.blocks = TrackSet("blocks", self._tid)
-        self.inferences = TrackSet("inferences", self._tid)
         self._closed_bodies: List[Body] = []  # closed by the row just read
-        self._bodies = BlockBodies(rules, label, writer=_Closed(self._closed_bodies.append))
+        self._bodies = BlockBodies(
+            rules, label, writer=Closed(self._closed_bodies.append), statistics=False
+        )
         self._active: List[Tuple[Inference, Span, Span]] = []
         self._pending: List[Inference] = []
         self._range_at = 0
-        self._cache: Dict[Tuple[SqlValue, SqlValue, SqlValue], tuple] = {}
-        self._stage_texts: Dict[str, str] = {}
+        self._cache: Dict[Tuple[SqlValue, SqlValue, SqlValue], Described] = {}
         self.rows = 0
-
-    def _tid(self) -> int:
-        self._next_tid += 1
-        return self._next_tid
-
-    # ---- time ---------------------------------------------------------------------
-
-    def _slice(self, tid: int, name: str, start: int, end: int, args: str, cat: str) -> None:
-        self.out.add(
-            '{{"ph": "X", "pid": {}, "tid": {}, "name": {}, "cat": "{}", "ts": {}, '
-            '"dur": {}, "args": {{{}}}}}'.format(
-                self.pid,
-                tid,
-                text(name),
-                cat,
-                micros(start - self.shift, self.per_us),
-                micros(end - start, self.per_us),
-                args,
-            )
-        )
 
     # ---- the pass ------------------------------------------------------------------
 
@@ -101,7 +67,15 @@ class ProfileEvents:
         block are widened on locals (a "segment" since the last boundary) and folded
         into the open slices only where something begins or ends: a step at or after
         `next_event` (an inference or a window range begins or ends), or a row that
-        opens or closes a block."""
+        opens or closes a block. A kernel row that neither opens nor closes a block
+        (most notable rows) adds its cycles to the open block here, as
+        BlockBodies.row would; the other notable rows go to BlockBodies.row.
+
+        Events are f-strings: one BUILD_STRING, no format to parse. At 1000 cycles to
+        the microsecond (no clock), times are written with integer arithmetic
+        (tracks.FRACTIONS); `exact` is -1 otherwise, so that every time takes repr. A
+        step id is written as it is: Profile has checked that steps.id holds whole
+        numbers only (or is the rowid)."""
         ranges = self.window.ranges
         pending = list(self.window.inferences)  # not reached yet, by first step
         self._active = []
@@ -117,19 +91,19 @@ class ProfileEvents:
         closed = self._closed_bodies
         ipus = self.ipus
         shift, per_us = self.shift, self.per_us
-        fixed = per_us == 1000.0  # times with integer arithmetic (_micros)
-        fractions, exact = FRACTIONS, EXACT
+        exact = EXACT if per_us == 1000.0 else -1
+        fractions = FRACTIONS
         ipu_tracks = [tracks.tracks for tracks in ipus]
         ipu_count = len(ipus)
         stage_texts = self._stage_texts
+        stage_lead = self.stage_lead
+        stage_tracks = self.stages.tracks
         stage_place = self.stages.place
-        out_add = self.out.add
-        at_text: Any  # an event's ts and dur: an int and a fraction, or a repr and ""
-        span_text: Any
-        event = (
-            ',\n{{"ph":"X","pid":{},"tid":%d,"ts":%s%s,"dur":%s%s,%s%s,'
-            '"cycles":%s,"active_tiles":%s}}}}'.format(self.pid)
-        )
+        out = self.out
+        held = out.pending  # EventFile.add_led, inline
+        hold = held.append
+        leads = self._leads  # per tid, a step event's text up to its ts
+        lead_of = self._lead
         parts: List[str] = []
         add = parts.append
         rows = 0
@@ -138,17 +112,19 @@ class ProfileEvents:
         inf_low, inf_high = high_mark, low_mark  # the window's rows since the last boundary
         dev_low, dev_high = high_mark, low_mark  # its device rows
         body_low, body_high = high_mark, low_mark  # the open block's rows in the window
+        body_cycles: Optional[List[int]] = bodies.cycles  # the open block's, per stage
+        body_rows = bodies.rows
         in_body = False
         device = False
         head = ""
         notable = False
+        plain = -1
         classes: Any = None
         stage: Optional[str] = None
         row_stage = ""
-        stage_low = stage_high = stage_rows = stage_cycles = 0
+        stage_low = stage_high = stage_from = stage_cycles = 0  # stage_from: `rows` at its start
         for batch in batches:
-            for raw in batch:
-                step, kind, cycles, tiles, start, end, program, compute_set = raw
+            for step, kind, cycles, tiles, start, end, program, compute_set in batch:
                 if step != current:
                     current, ipu = step, 0
                     if step >= next_event:
@@ -160,35 +136,50 @@ class ProfileEvents:
                         if was_in and not in_window and stage is not None:
                             # a stage slice never spans a gap between windows
                             self._stage_slice(
-                                stage, stage_low, stage_high, stage_rows, stage_cycles
+                                stage, stage_low, stage_high, rows - stage_from, stage_cycles
                             )
                             stage = None
-                    key = (program, compute_set, kind)
-                    known = cache.get(key)
-                    if known is None:
-                        known = cache[key] = self._describe(program, compute_set, kind)
-                    head, row_stage, notable, classes, device = known
+                    try:
+                        head, row_stage, notable, plain, classes, device = cache[
+                            program, compute_set, kind
+                        ]
+                    except KeyError:
+                        known = cache[program, compute_set, kind] = self._describe(
+                            program, compute_set, kind
+                        )
+                        head, row_stage, notable, plain, classes, device = known
                 else:
                     ipu += 1
                 if notable:
-                    bodies.row(step, kind, cycles, classes)
-                    if closed:
-                        for body in closed:
-                            self._body_slice(body, body_low, body_high)
-                        del closed[:]
-                        body_low, body_high = high_mark, low_mark
-                        in_body = False
-                    if not in_body and bodies.cycles is not None:
-                        in_body = True
-                        body_low, body_high = high_mark, low_mark
+                    if plain >= 0:  # BlockBodies.row's first case, inline
+                        if body_cycles is not None:
+                            if cycles.__class__ is int:
+                                body_cycles[plain] += cycles
+                            elif cycles is not None:
+                                bad_cycles(step, cycles)
+                            body_rows[plain] += 1
+                    else:
+                        bodies.row(step, kind, cycles, classes)
+                        if closed:
+                            for body in closed:
+                                self._body_slice(body, body_low, body_high)
+                            del closed[:]
+                            body_low, body_high = high_mark, low_mark
+                            in_body = False
+                        body_cycles, body_rows = bodies.cycles, bodies.rows
+                        if not in_body and body_cycles is not None:
+                            in_body = True
+                            body_low, body_high = high_mark, low_mark
                 if not in_window:
                     if past and not in_body:
                         if parts:
-                            self.out.extend(parts)
+                            out.extend(parts)
                         self.rows = rows
                         self._fold(inf_low, inf_high, dev_low, dev_high)
                         # nothing more to show, no block open: the rows after go unread
-                        return self._finish(stage, stage_low, stage_high, stage_rows, stage_cycles)
+                        return self._finish(
+                            stage, stage_low, stage_high, rows - stage_from, stage_cycles
+                        )
                     continue
                 if start.__class__ is not int or end.__class__ is not int or end < start:
                     whole(start, step, "its start")
@@ -206,10 +197,10 @@ class ProfileEvents:
                 for track in ipu_tracks[ipu]:
                     if track[1] <= start:
                         track[1] = end
-                        tid = track[0]
+                        lead = leads[track[0]]
                         break
                 else:
-                    tid = ipus[ipu].place(start, end)
+                    lead = lead_of(ipus[ipu].place(start, end))
                 if start < inf_low:
                     inf_low = start
                 if end > inf_high:
@@ -227,32 +218,36 @@ class ProfileEvents:
                 if row_stage != stage:
                     if stage is not None:
                         # _stage_slice, inline: a stage may close every few rows
-                        template = stage_texts.get(stage) or self._stage_template(stage)
+                        mid, post = stage_texts.get(stage) or self._stage_texts_of(stage)
+                        for track in stage_tracks:
+                            if track[1] <= stage_low:
+                                track[1] = stage_high
+                                stage_tid = track[0]
+                                break
+                        else:
+                            stage_tid = stage_place(stage_low, stage_high)
                         at = stage_low - shift
                         span = stage_high - stage_low
-                        if fixed and 0 <= at < exact and span < exact:
-                            at_text, at_part = at // 1000, fractions[at % 1000]
-                            span_text, span_part = span // 1000, fractions[span % 1000]
-                        else:
-                            at_text, at_part = repr(at / per_us), ""
-                            span_text, span_part = repr(span / per_us), ""
-                        out_add(
-                            template
-                            % (
-                                stage_place(stage_low, stage_high),
-                                at_text,
-                                at_part,
-                                span_text,
-                                span_part,
-                                stage_rows,
-                                stage_cycles,
+                        if 0 <= at < exact and span < exact:
+                            hold(
+                                f"{stage_lead}{stage_tid}{mid}"
+                                f"{at // 1000}{fractions[at % 1000]}, "
+                                f'"dur": {span // 1000}{fractions[span % 1000]}'
+                                f'{post}{rows - stage_from}, "cycles": {stage_cycles}}}}}'
                             )
-                        )
-                    stage, stage_low, stage_high, stage_rows, stage_cycles = (
+                        else:
+                            hold(
+                                f'{stage_lead}{stage_tid}{mid}{at / per_us!r}, "dur": '
+                                f"{span / per_us!r}{post}{rows - stage_from}, "
+                                f'"cycles": {stage_cycles}}}}}'
+                            )
+                        if len(held) >= 2048:
+                            out.flush()
+                    stage, stage_low, stage_high, stage_from, stage_cycles = (
                         row_stage,
                         start,
                         end,
-                        0,
+                        rows,
                         0,
                     )
                 else:
@@ -260,50 +255,53 @@ class ProfileEvents:
                         stage_low = start
                     if end > stage_high:
                         stage_high = end
-                stage_rows += 1
-                if cycles.__class__ is int:
-                    stage_cycles += cycles
-                else:
-                    cycles = number(cycles, step, "steps_by_ipu.cycles")
-                if tiles.__class__ is not int:
-                    tiles = number(tiles, step, "steps_by_ipu.active_tiles")
                 at = start - shift
                 span = end - start
-                if fixed and 0 <= at < exact and span < exact:
-                    at_text, at_part = at // 1000, fractions[at % 1000]
-                    span_text, span_part = span // 1000, fractions[span % 1000]
+                if cycles.__class__ is int:
+                    stage_cycles += cycles
+                    if tiles.__class__ is int and 0 <= at < exact and span < exact:
+                        add(
+                            f"{lead}{at // 1000}{fractions[at % 1000]},"
+                            f'"dur":{span // 1000}{fractions[span % 1000]},'
+                            f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
+                        )
+                    else:
+                        add(self._step_event(lead, at, span, head, step, cycles, tiles))
                 else:
-                    at_text, at_part = repr(at / per_us), ""
-                    span_text, span_part = repr(span / per_us), ""
-                add(
-                    event
-                    % (
-                        tid,
-                        at_text,
-                        at_part,
-                        span_text,
-                        span_part,
-                        head,
-                        step if step.__class__ is int else text(step),
-                        cycles,
-                        tiles,
-                    )
-                )
+                    add(self._step_event(lead, at, span, head, step, cycles, tiles))
                 rows += 1
                 if rows >= flush_at:  # parts holds 4096 events
                     flush_at = rows + 4096
-                    self.out.extend(parts)
+                    out.extend(parts)
                     parts = []
                     add = parts.append
         if parts:
-            self.out.extend(parts)
+            out.extend(parts)
         self.rows = rows
         self._fold(inf_low, inf_high, dev_low, dev_high)
         self._bodies.finish()
         for body in closed:
             self._body_slice(body, body_low, body_high)
         del closed[:]
-        self._finish(stage, stage_low, stage_high, stage_rows, stage_cycles)
+        self._finish(stage, stage_low, stage_high, rows - stage_from, stage_cycles)
+
+    def _step_event(
+        self, lead: str, at: int, span: int, head: str, step: int, cycles: object, tiles: object
+    ) -> str:
+        """A step row's event the pass does not write itself: a time at a clock (or
+        beyond tracks.EXACT), or a count that is not a whole number (NULL: null; else
+        BadValue, cycles first)."""
+        cycles_text = number(cycles, step, "steps_by_ipu.cycles")
+        tiles_text = number(tiles, step, "steps_by_ipu.active_tiles")
+        return '{}{},"dur":{},{}{},"cycles":{},"active_tiles":{}}}}}'.format(
+            lead,
+            micros(at, self.per_us),
+            micros(span, self.per_us),
+            head,
+            step,
+            cycles_text,
+            tiles_text,
+        )
 
     def _next_event(self, ranges: Optional[List[Tuple[int, Optional[int]]]]) -> SqlValue:
         """The smallest step at which an inference or a window range begins or ends."""
@@ -364,9 +362,11 @@ class ProfileEvents:
             self._inference_closed(*item)
         self._active = []
 
-    def _describe(self, program: SqlValue, compute_set: SqlValue, kind: SqlValue) -> tuple:
+    def _describe(self, program: SqlValue, compute_set: SqlValue, kind: SqlValue) -> Described:
         """What every row of a (program, compute set, kind) shares: its event's text
-        from "name" to "step": , its stage, whether blocks must see it, its NameClass."""
+        from "name" to "step": , its stage, whether blocks must see it (notable) and its
+        stage's index in the open block when BlockBodies.row would only add its cycles
+        there (else -1), its NameClass, whether it is a device row."""
         named = self.names[program, compute_set]
         classes = named.classes
         stage = classes.stage
@@ -381,119 +381,5 @@ class ProfileEvents:
             text(named.name or UNNAMED_STEP), kind_text, kind_text, text(stage), extra
         )
         notable = classes.kernel or classes.input_delivered or classes.output_begins
-        return head, stage, notable, classes, kind in DEVICE_KINDS
-
-    # ---- stages, blocks, inferences ------------------------------------------------
-
-    def _stage_slice(self, stage: str, low: int, high: int, rows: int, cycles: int) -> None:
-        template = self._stage_texts.get(stage) or self._stage_template(stage)
-        tid = self.stages.place(low, high)
-        self.out.add(
-            template
-            % (
-                tid,
-                micros(low - self.shift, self.per_us),
-                "",
-                micros(high - low, self.per_us),
-                "",
-                rows,
-                cycles,
-            )
-        )
-
-    def _stage_template(self, stage: str) -> str:
-        """The text of a slice of `stage`, for % with (tid, ts and dur each as two
-        parts, rows, cycles): made once per stage (its label's % doubled)."""
-        label = text(stage).replace("%", "%%")
-        template = self._stage_texts[stage] = (
-            '{{"ph": "X", "pid": {}, "tid": %d, "name": {}, "cat": "stage", "ts": %s%s, '
-            '"dur": %s%s, "args": {{"stage": {}, "rows": %d, "cycles": %d}}}}'.format(
-                self.pid, label, label
-            )
-        )
-        return template
-
-    def _body_slice(self, body: Body, low: int, high: int) -> None:
-        """A closed block, over its rows in the window (none: no slice)."""
-        if low > high:
-            return
-        tid = self.blocks.place(low, high)
-        block = body.block
-        name = (
-            '"block {}"'.format(block) if block.__class__ is int else text("block {}".format(block))
-        )
-        self.out.add(
-            _BLOCK_EVENT
-            % (
-                self.pid,
-                tid,
-                name,
-                micros(low - self.shift, self.per_us),
-                micros(high - low, self.per_us),
-                body.run,
-                block,
-                text(body.first_step),
-                text(body.end_step),
-                body.total,
-            )
-        )
-
-    def _inference_closed(self, inference: Inference, span: Span, device: Span) -> None:
-        if span.low is None or span.high is None:
-            return
-        device_span = None
-        if inference.last is not None and device.low is not None and device.high is not None:
-            device_span = device.high - device.low
-        tid = self.inferences.place(span.low, span.high)
-        self._slice(
-            tid,
-            "inference {}".format(inference.number),
-            span.low,
-            span.high,
-            '"run": {}, "first_step": {}, "last_step": {}, "device_span": {}'.format(
-                inference.number, inference.first, text(inference.last), text(device_span)
-            ),
-            "inference",
-        )
-
-    # ---- metadata ------------------------------------------------------------------
-
-    def metadata(self, process_name: str) -> None:
-        """The process's and every track's name and order, after the pass."""
-        pid = self.pid
-        self.out.add(
-            '{{"ph": "M", "pid": {}, "tid": 0, "name": "process_name", '
-            '"args": {{"name": {}}}}}'.format(pid, text(process_name))
-        )
-        self.out.add(
-            '{{"ph": "M", "pid": {}, "tid": 0, "name": "process_sort_index", '
-            '"args": {{"sort_index": {}}}}}'.format(pid, pid)
-        )
-        order = 0
-        for tracks in self.ipus + [self.stages, self.blocks, self.inferences]:
-            for tid, name in tracks.names():
-                order += 1
-                self.out.add(
-                    '{{"ph": "M", "pid": {}, "tid": {}, "name": "thread_name", '
-                    '"args": {{"name": {}}}}}'.format(pid, tid, text(name))
-                )
-                self.out.add(
-                    '{{"ph": "M", "pid": {}, "tid": {}, "name": "thread_sort_index", '
-                    '"args": {{"sort_index": {}}}}}'.format(pid, tid, order)
-                )
-
-
-class _Closed:
-    """A blocks.BodyWriter that hands each closed body to a function."""
-
-    def __init__(self, on_body: Callable[[Body], None]) -> None:
-        self.on_body = on_body
-
-    def begin(self, profile_label: str, stages: object) -> None:
-        pass
-
-    def body(self, body: Body) -> None:
-        self.on_body(body)
-
-    def end(self, statistics: dict) -> None:
-        pass
+        plain = self._bodies.plain_index(classes) if notable else -1
+        return head, stage, notable, plain, classes, kind in DEVICE_KINDS

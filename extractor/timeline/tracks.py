@@ -58,35 +58,44 @@ def number(value: object, step: object, what: str) -> str:
 
 
 class EventFile:
-    """The trace file: `{"traceEvents": [` ... events ... `], ...}`, written in chunks."""
+    """The trace file: `{"traceEvents": [` ... events ... `], ...}`, written in chunks.
+
+    Every event is held led by ",\n" (its separator from the one before); the first
+    of the file loses it as it is written. `pending` is the list of events held, one
+    list for the file's life (a pass appends to it directly, `add_led`'s work inline)."""
 
     def __init__(self, handle: IO[bytes]) -> None:
         self.handle = handle
-        self._parts: List[str] = []
+        self.pending: List[str] = []
         self._first = True
         handle.write(b'{"traceEvents": [\n')
 
-    def extend(self, events: List[str]) -> None:
-        """Events each written with a leading ",\\n" (the first of the file without)."""
-        self.flush()
-        if self._first and events:
+    def _write(self, events: List[str]) -> None:
+        if self._first:
             self._first = False
             events[0] = events[0][2:]
         self.handle.write("".join(events).encode("ascii"))
 
+    def extend(self, events: List[str]) -> None:
+        """Events each led by ",\n", written after those held."""
+        self.flush()
+        if events:
+            self._write(events)
+
     def add(self, event: str) -> None:
-        if self._first:
-            self._first = False
-            self._parts.append(event)
-        else:
-            self._parts.append(",\n" + event)
-        if len(self._parts) >= 2048:
+        self.add_led(",\n" + event)
+
+    def add_led(self, event: str) -> None:
+        """An event led by ",\n", held until 2048 are (then written)."""
+        pending = self.pending
+        pending.append(event)
+        if len(pending) >= 2048:
             self.flush()
 
     def flush(self) -> None:
-        if self._parts:
-            self.handle.write("".join(self._parts).encode("ascii"))
-            self._parts = []
+        if self.pending:
+            self._write(self.pending)
+            self.pending.clear()
 
     def mark(self) -> Tuple[int, bool]:
         """Where the file is: for `rewind`, to write a profile's events again."""
@@ -94,7 +103,7 @@ class EventFile:
         return self.handle.tell(), self._first
 
     def rewind(self, mark: Tuple[int, bool]) -> None:
-        self._parts = []
+        self.pending.clear()
         self.handle.seek(mark[0])
         self.handle.truncate()
         self._first = mark[1]
