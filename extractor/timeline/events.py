@@ -12,7 +12,14 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from ..core.blocks import BlockBodies, Body, bad_cycles
 from ..core.pvafacts import StepFacts
 from ..core.rules import StageRules
-from ..core.steps import DEVICE_KINDS, BadValue, SqlValue, StepNames
+from ..core.steps import (
+    DEVICE_KINDS,
+    INPUT_DELIVERED_KIND,
+    OUTPUT_BEGINS_KIND,
+    BadValue,
+    SqlValue,
+    StepNames,
+)
 from .slices import Closed, ProfileSlices
 from .tracks import EXACT, FRACTIONS, EventFile, Span, TrackSet, micros, number, text, whole
 from .window import Inference, Window
@@ -26,6 +33,23 @@ _NO_STEP = object()  # a step id no row has
 
 #: What the rows of one (program, compute set, kind) share (ProfileEvents._describe).
 Described = Tuple[str, str, bool, int, Any, bool]
+
+
+class _Shown:
+    """An inference whose slice is being made: its number, its first step, its last
+    (None: no output-begins step met yet), the span of its rows and of its device rows."""
+
+    __slots__ = ("number", "first", "last", "span", "device")
+
+    def __init__(self, number: int, first: int) -> None:
+        self.number = number
+        self.first = first
+        self.last: Optional[int] = None
+        self.span = Span()
+        self.device = Span()
+
+    def inference(self) -> Inference:
+        return Inference(self.number, self.first, self.last)
 
 
 class ProfileEvents(ProfileSlices):
@@ -51,9 +75,11 @@ class ProfileEvents(ProfileSlices):
         self._bodies = BlockBodies(
             rules, label, writer=Closed(self._closed_bodies.append), statistics=False
         )
-        self._active: List[Tuple[Inference, Span, Span]] = []
-        self._pending: List[Inference] = []
+        self._active: List[_Shown] = []
+        self._inputs = 0  # distinct input-delivered steps so far: inferences begun
         self._range_at = 0
+        #: The inferences shown that run to the end of the trace (to warn of).
+        self.open_ended: List[Inference] = []
         self._cache: Dict[Tuple[SqlValue, SqlValue, SqlValue], Described] = {}
         self.rows = 0
 
@@ -77,9 +103,8 @@ class ProfileEvents(ProfileSlices):
         step id is written as it is: Profile has checked that steps.id holds whole
         numbers only (or is the rowid)."""
         ranges = self.window.ranges
-        pending = list(self.window.inferences)  # not reached yet, by first step
         self._active = []
-        self._pending = pending
+        self._inputs = 0
         self._range_at = 0
         in_window = ranges is None
         past = False
@@ -170,6 +195,16 @@ class ProfileEvents(ProfileSlices):
                         if not in_body and body_cycles is not None:
                             in_body = True
                             body_low, body_high = high_mark, low_mark
+                        if ipu == 0:  # the first row of its step: what the step is
+                            if kind == INPUT_DELIVERED_KIND and classes.input_delivered:
+                                # an inference begins: the rows before are not its
+                                self._fold(inf_low, inf_high, dev_low, dev_high)
+                                inf_low, inf_high = high_mark, low_mark
+                                dev_low, dev_high = high_mark, low_mark
+                                self._input(step)
+                            elif kind == OUTPUT_BEGINS_KIND and classes.output_begins:
+                                if self._output(step):
+                                    next_event = self._next_event(ranges)
                 if not in_window:
                     if past and not in_body:
                         if parts:
@@ -303,14 +338,30 @@ class ProfileEvents(ProfileSlices):
             tiles_text,
         )
 
+    def _input(self, step: int) -> None:
+        """An input-delivered step: an inference begins at it, shown if chosen."""
+        self._inputs += 1
+        runs = self.window.runs
+        if runs is None or self._inputs in runs:
+            self._active.append(_Shown(self._inputs, step))
+
+    def _output(self, step: int) -> bool:
+        """An output-begins step: the last step of every inference shown that has none
+        yet (each began before it). Whether there was one."""
+        found = False
+        for shown in self._active:
+            if shown.last is None:
+                shown.last = step
+                found = True
+        return found
+
     def _next_event(self, ranges: Optional[List[Tuple[int, Optional[int]]]]) -> SqlValue:
-        """The smallest step at which an inference or a window range begins or ends."""
+        """The smallest step at which an inference ends or a window range begins or
+        ends (an inference begins at a row the pass sees for itself)."""
         candidates: List[int] = []
-        if self._pending:
-            candidates.append(self._pending[0].first)
-        for inference, _, _ in self._active:
-            if inference.last is not None:
-                candidates.append(inference.last + 1)
+        for shown in self._active:
+            if shown.last is not None:
+                candidates.append(shown.last + 1)
         if ranges is not None and self._range_at < len(ranges):
             lo, hi = ranges[self._range_at]
             candidates.append(lo)
@@ -320,28 +371,24 @@ class ProfileEvents(ProfileSlices):
 
     def _fold(self, low: int, high: int, dev_low: int, dev_high: int) -> None:
         """A segment of the window's rows, into every open inference."""
-        for _, span, device in self._active:
+        for shown in self._active:
             if low <= high:
-                span.add(low, high)
+                shown.span.add(low, high)
             if dev_low <= dev_high:
-                device.add(dev_low, dev_high)
+                shown.device.add(dev_low, dev_high)
 
     def _boundary(
         self, step: SqlValue, ranges: Optional[List[Tuple[int, Optional[int]]]], in_window: bool
     ) -> Tuple[bool, bool, SqlValue]:
-        """At a step at or after the next event: inferences closed and opened, the window
-        range moved on. (in the window, past its end, the next event's step)."""
+        """At a step at or after the next event: inferences closed, the window range
+        moved on. (in the window, past its end, the next event's step)."""
         still = []
-        for item in self._active:
-            last = item[0].last
-            if last is not None and step > last:
-                self._inference_closed(*item)
+        for shown in self._active:
+            if shown.last is not None and step > shown.last:
+                self._inference_closed(shown.inference(), shown.span, shown.device)
             else:
-                still.append(item)
+                still.append(shown)
         self._active = still
-        pending = self._pending
-        while pending and pending[0].first <= step:
-            self._active.append((pending.pop(0), Span(), Span()))
         past = False
         if ranges is not None:
             while self._range_at < len(ranges):
@@ -358,8 +405,11 @@ class ProfileEvents(ProfileSlices):
     def _finish(self, stage: Optional[str], low: int, high: int, rows: int, cycles: int) -> None:
         if stage is not None:
             self._stage_slice(stage, low, high, rows, cycles)
-        for item in self._active:
-            self._inference_closed(*item)
+        for shown in self._active:
+            inference = shown.inference()
+            if inference.last is None:
+                self.open_ended.append(inference)
+            self._inference_closed(inference, shown.span, shown.device)
         self._active = []
 
     def _describe(self, program: SqlValue, compute_set: SqlValue, kind: SqlValue) -> Described:
