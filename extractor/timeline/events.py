@@ -118,10 +118,11 @@ class ProfileEvents(ProfileSlices):
         shift, per_us = self.shift, self.per_us
         exact = EXACT if per_us == 1000.0 else -1
         fractions = FRACTIONS
-        ipu_tracks = [tracks.tracks for tracks in ipus]
+        # each IPU's first track (one that fits no row for an IPU with none yet)
+        firsts = [tracks.tracks[0] if tracks.tracks else [0, _HIGH] for tracks in ipus]
         ipu_count = len(ipus)
         stage_texts = self._stage_texts
-        stage_lead = self.stage_lead
+        stage_lead = self.slice_lead
         stage_tracks = self.stages.tracks
         stage_place = self.stages.place
         out = self.out
@@ -223,19 +224,21 @@ class ProfileEvents(ProfileSlices):
                         "step {}: its end ({}) is before its start ({}): a slice cannot "
                         "last less than nothing".format(step, end, start)
                     )
-                # the first track of the row's IPU that is free at its start
-                if ipu >= ipu_count:
-                    while ipu >= len(ipus):
-                        ipus.append(TrackSet("IPU {}".format(len(ipus)), self._tid))
-                        ipu_tracks.append(ipus[-1].tracks)
-                    ipu_count = len(ipus)
-                for track in ipu_tracks[ipu]:
+                # the first track of the row's IPU that is free at its start: most
+                # often its first (TrackSet.place's first test, inline)
+                if ipu < ipu_count:
+                    track = firsts[ipu]
                     if track[1] <= start:
                         track[1] = end
                         lead = leads[track[0]]
-                        break
-                else:
+                    else:
+                        lead = lead_of(ipus[ipu].place(start, end))
+                else:  # an IPU met for the first time, and any before it
+                    while ipu >= len(ipus):
+                        ipus.append(TrackSet("IPU {}".format(len(ipus)), self._tid))
                     lead = lead_of(ipus[ipu].place(start, end))
+                    firsts = [tracks.tracks[0] if tracks.tracks else [0, _HIGH] for tracks in ipus]
+                    ipu_count = len(ipus)
                 if start < inf_low:
                     inf_low = start
                 if end > inf_high:

@@ -10,15 +10,8 @@ characters and non-ASCII text escaped), once per distinct name.
 from typing import Callable, Dict, List, Tuple
 
 from ..core.blocks import Body
-from .tracks import EventFile, Span, TrackSet, micros, text
+from .tracks import EXACT, FRACTIONS, EventFile, Span, TrackSet, micros, text
 from .window import Inference
-
-#: A block's slice (one % over the event: a block may close every few rows).
-_BLOCK_EVENT = (
-    '{"ph": "X", "pid": %d, "tid": %d, "name": %s, "cat": "block", "ts": %s, '
-    '"dur": %s, "args": {"run": %s, "block": %s, "first_step": %s, "end_step": %s, '
-    '"cycles": %s}}'
-)
 
 
 class ProfileSlices:
@@ -38,8 +31,8 @@ class ProfileSlices:
         self.inferences = TrackSet("inferences", self._tid)
         self._stage_texts: Dict[str, Tuple[str, str]] = {}
         self._leads: List[str] = []  # per tid, a step event's text up to its ts
-        #: A stage's event up to its tid (led by ",\n", EventFile.add_led).
-        self.stage_lead = ',\n{{"ph": "X", "pid": {}, "tid": '.format(pid)
+        #: A stage's or block's event up to its tid (led by ",\n", EventFile.add_led).
+        self.slice_lead = ',\n{{"ph": "X", "pid": {}, "tid": '.format(pid)
 
     def _tid(self) -> int:
         self._next_tid += 1
@@ -51,6 +44,15 @@ class ProfileSlices:
         while len(leads) <= tid:
             leads.append(',\n{{"ph":"X","pid":{},"tid":{},"ts":'.format(self.pid, len(leads)))
         return leads[tid]
+
+    def _times(self, low: int, high: int) -> str:
+        """The "ts" and "dur" of a slice from `low` to `high` (cycles), as JSON."""
+        at, span = low - self.shift, high - low
+        if self.per_us == 1000.0 and 0 <= at < EXACT and span < EXACT:  # micros, inline
+            return '"ts": {}{}, "dur": {}{}'.format(
+                at // 1000, FRACTIONS[at % 1000], span // 1000, FRACTIONS[span % 1000]
+            )
+        return '"ts": {}, "dur": {}'.format(micros(at, self.per_us), micros(span, self.per_us))
 
     def _slice(self, tid: int, name: str, start: int, end: int, args: str, cat: str) -> None:
         self.out.add(
@@ -72,7 +74,7 @@ class ProfileSlices:
         mid, post = self._stage_texts.get(stage) or self._stage_texts_of(stage)
         self.out.add_led(
             '{}{}{}{}, "dur": {}{}{}, "cycles": {}}}}}'.format(
-                self.stage_lead,
+                self.slice_lead,
                 self.stages.place(low, high),
                 mid,
                 micros(low - self.shift, self.per_us),
@@ -94,28 +96,18 @@ class ProfileSlices:
         return texts
 
     def _body_slice(self, body: Body, low: int, high: int) -> None:
-        """A closed block, over its rows in the window (none: no slice)."""
+        """A closed block, over its rows in the window (none: no slice): one every few
+        dozen rows. Its run and block are whole numbers (BlockBodies counts them), and so
+        are its steps (Profile checks steps.id); its end step is null when it runs to the
+        end of the trace."""
         if low > high:
             return
-        tid = self.blocks.place(low, high)
-        block = body.block
-        name = (
-            '"block {}"'.format(block) if block.__class__ is int else text("block {}".format(block))
-        )
-        self.out.add(
-            _BLOCK_EVENT
-            % (
-                self.pid,
-                tid,
-                name,
-                micros(low - self.shift, self.per_us),
-                micros(high - low, self.per_us),
-                body.run,
-                block,
-                text(body.first_step),
-                text(body.end_step),
-                body.total,
-            )
+        block, end_step = body.block, body.end_step
+        self.out.add_led(
+            f'{self.slice_lead}{self.blocks.place(low, high)}, "name": "block {block}", '
+            f'"cat": "block", {self._times(low, high)}, "args": {{"run": {body.run}, '
+            f'"block": {block}, "first_step": {body.first_step}, "end_step": '
+            f'{"null" if end_step is None else end_step}, "cycles": {sum(body.cycles)}}}}}'
         )
 
     def _inference_closed(self, inference: Inference, span: Span, device: Span) -> None:
