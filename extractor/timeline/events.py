@@ -21,7 +21,20 @@ from ..core.steps import (
     StepNames,
 )
 from .slices import Closed, ProfileSlices
-from .tracks import EXACT, FRACTIONS, EventFile, Span, TrackSet, micros, number, text, whole
+from .tracks import (
+    EXACT,
+    FRACTIONS,
+    HELD,
+    STEP_CHUNK,
+    STEP_PIECE,
+    EventFile,
+    Span,
+    TrackSet,
+    micros,
+    number,
+    text,
+    whole,
+)
 from .window import Inference, Window
 
 UNNAMED_STEP = "(unnamed step)"
@@ -128,12 +141,14 @@ class ProfileEvents(ProfileSlices):
         out = self.out
         held = out.pending  # EventFile.add_led, inline
         hold = held.append
+        held_limit = HELD
         leads = self._leads  # per tid, a step event's text up to its ts
         lead_of = self._lead
-        parts: List[str] = []
+        parts: List[str] = []  # step events, made into bytes every STEP_PIECE rows
         add = parts.append
+        encode = out.encode_steps
         rows = 0
-        flush_at = 4096
+        encode_at, write_at = STEP_PIECE, STEP_CHUNK
         high_mark, low_mark = _HIGH, _LOW
         inf_low, inf_high = high_mark, low_mark  # the window's rows since the last boundary
         dev_low, dev_high = high_mark, low_mark  # its device rows
@@ -209,7 +224,8 @@ class ProfileEvents(ProfileSlices):
                 if not in_window:
                     if past and not in_body:
                         if parts:
-                            out.extend(parts)
+                            encode(parts)
+                        out.write_steps()
                         self.rows = rows
                         self._fold(inf_low, inf_high, dev_low, dev_high)
                         # nothing more to show, no block open: the rows after go unread
@@ -279,7 +295,7 @@ class ProfileEvents(ProfileSlices):
                                 f"{span / per_us!r}{post}{rows - stage_from}, "
                                 f'"cycles": {stage_cycles}}}}}'
                             )
-                        if len(held) >= 2048:
+                        if len(held) >= held_limit:
                             out.flush()
                     stage, stage_low, stage_high, stage_from, stage_cycles = (
                         row_stage,
@@ -308,13 +324,16 @@ class ProfileEvents(ProfileSlices):
                 else:
                     add(self._step_event(lead, at, span, head, step, cycles, tiles))
                 rows += 1
-                if rows >= flush_at:  # parts holds 4096 events
-                    flush_at = rows + 4096
-                    out.extend(parts)
-                    parts = []
-                    add = parts.append
+                if rows >= encode_at:
+                    encode_at = rows + STEP_PIECE
+                    encode(parts)
+                    parts.clear()
+                    if rows >= write_at:
+                        write_at = rows + STEP_CHUNK
+                        out.write_steps()
         if parts:
-            out.extend(parts)
+            encode(parts)
+        out.write_steps()
         self.rows = rows
         self._fold(inf_low, inf_high, dev_low, dev_high)
         self._bodies.finish()
