@@ -400,6 +400,32 @@ def test_a_device_file_is_written_into(tmp_path):
     assert result.code == 0, result
 
 
+def test_a_marker_step_without_rows_begins_no_inference(generated, tmp_path):
+    """An input-delivered step with no step row is no inference: not for --run's window
+    (found in the steps table, among the steps that have rows) nor for the inferences
+    the pass meets as it reads the rows (--all)."""
+    profile = copy_case(generated["several runs"].parent, tmp_path / "case")
+    (_, first, last), _, _ = oracle_trace(profile, every=True)["inferences"]
+    db = sqlite3.connect(str(profile))
+    with db:
+        program, compute_set = db.execute(
+            "SELECT program, compute_set FROM steps WHERE id = ?", (first,)
+        ).fetchone()
+        inside = first + (last - first) // 2
+        db.execute("DELETE FROM steps_by_ipu WHERE step_id = ?", (inside,))
+        db.execute(
+            "UPDATE steps SET type = 'StreamCopyEnd', program = ?, compute_set = ? WHERE id = ?",
+            (program, compute_set, inside),
+        )
+    db.close()
+    data, _ = trace(tmp_path, profile, "--all", "--no-pva", name="all.json")
+    check_against_oracle(data, 1, profile, every=True)
+    shown = sorted(e["name"] for e in data["traceEvents"] if e.get("cat") == "inference")
+    assert shown == ["inference 1", "inference 2", "inference 3"]
+    data, _ = trace(tmp_path, profile, "--run", "2", "--no-pva", name="run2.json")
+    check_against_oracle(data, 1, profile, runs=[2])
+
+
 def test_rows_stored_out_of_step_order_give_the_same_trace(tmp_path):
     """The stored-order read meets a row out of order and reads again, sorted: the
     events written before are written again, not twice."""

@@ -153,7 +153,8 @@ class BlockBodies:
     blocks.json or CSV written as the pass goes) and into the statistics; it is kept
     (`bodies`, for `result`) only with `keep`. `writer.begin(label, stages)` is called
     here, `writer.end(statistics)` by `finish`. `statistics=False`: none are gathered
-    (for a reader that wants the bodies as they pass and their count: extract diff)."""
+    (for a reader that wants the bodies as they pass and their count: extract diff,
+    extract trace)."""
 
     def __init__(
         self,

@@ -14,7 +14,7 @@ from ..core.trace import compile_only_warning, read_trace
 from ..errors import ProfileError, UsageError, shown_path
 from ..output import atomic_file
 from .events import EventFile, ProfileEvents
-from .window import Window, choose, earliest_start
+from .window import Window, choose, earliest_start, open_ended_warning
 
 Say = Callable[[str, str], None]
 
@@ -111,6 +111,7 @@ def _one_profile(
     except BadValue as exc:
         raise ProfileError(path, str(exc)) from exc
     warnings = list(window.warnings)
+    warnings += [open_ended_warning(rules, inference) for inference in events.open_ended]
     if events.rows == 0 and shift is None:
         warnings.append(compile_only_warning())
     if not quiet:

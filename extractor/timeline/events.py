@@ -3,21 +3,38 @@
 Each step row of the window is one complete event ("ph": "X") on a track of its IPU (the
 row's number within its step), written at once: nothing is kept of the rows but, per
 track, where its last slice ends, and the open stage, blocks and inferences slices (a
-minimum and a maximum each). Those are written when they close; the metadata events
-(process and track names, their order) after the pass, when every track is known.
-
-Numbers are JSON's own (an int's str, a float's repr: never NaN or Infinity, as the
-values are whole numbers of cycles); text goes through json.dumps (quotes, control
-characters and non-ASCII text escaped), once per distinct name.
+minimum and a maximum each). Those are written when they close (slices.py); the metadata
+events (process and track names, their order) after the pass, when every track is known.
 """
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from ..core.blocks import BlockBodies, Body
+from ..core.blocks import BlockBodies, Body, bad_cycles
 from ..core.pvafacts import StepFacts
 from ..core.rules import StageRules
-from ..core.steps import DEVICE_KINDS, BadValue, SqlValue, StepNames
-from .tracks import EXACT, FRACTIONS, EventFile, Span, TrackSet, micros, number, text, whole
+from ..core.steps import (
+    DEVICE_KINDS,
+    INPUT_DELIVERED_KIND,
+    OUTPUT_BEGINS_KIND,
+    BadValue,
+    SqlValue,
+    StepNames,
+)
+from .slices import Closed, ProfileSlices
+from .tracks import (
+    EXACT,
+    FRACTIONS,
+    HELD,
+    STEP_CHUNK,
+    STEP_PIECE,
+    EventFile,
+    Span,
+    TrackSet,
+    micros,
+    number,
+    text,
+    whole,
+)
 from .window import Inference, Window
 
 UNNAMED_STEP = "(unnamed step)"
@@ -27,15 +44,28 @@ _LOW = -_HIGH
 
 _NO_STEP = object()  # a step id no row has
 
-#: A block's slice (one % over the event: a block may close every few rows).
-_BLOCK_EVENT = (
-    '{"ph": "X", "pid": %d, "tid": %d, "name": %s, "cat": "block", "ts": %s, '
-    '"dur": %s, "args": {"run": %s, "block": %s, "first_step": %s, "end_step": %s, '
-    '"cycles": %s}}'
-)
+#: What the rows of one (program, compute set, kind) share (ProfileEvents._describe).
+Described = Tuple[str, str, bool, int, Any, bool]
 
 
-class ProfileEvents:
+class _Shown:
+    """An inference whose slice is being made: its number, its first step, its last
+    (None: no output-begins step met yet), the span of its rows and of its device rows."""
+
+    __slots__ = ("number", "first", "last", "span", "device")
+
+    def __init__(self, number: int, first: int) -> None:
+        self.number = number
+        self.first = first
+        self.last: Optional[int] = None
+        self.span = Span()
+        self.device = Span()
+
+    def inference(self) -> Inference:
+        return Inference(self.number, self.first, self.last)
+
+
+class ProfileEvents(ProfileSlices):
     """The events of profile `pid`, from one pass over its step rows (`run`)."""
 
     def __init__(
@@ -50,46 +80,21 @@ class ProfileEvents:
         facts: Optional[StepFacts],
         label: str,
     ) -> None:
-        self.out = out
-        self.pid = pid
+        super().__init__(out, pid, shift, cycles_per_us)
         self.window = window
-        self.shift = shift
-        self.per_us = cycles_per_us
         self.names = names
         self.facts = facts
-        self._next_tid = 0
-        self.ipus: List[TrackSet] = []
-        self.stages = TrackSet("stages", self._tid)
-        self.blocks = TrackSet("blocks", self._tid)
-        self.inferences = TrackSet("inferences", self._tid)
         self._closed_bodies: List[Body] = []  # closed by the row just read
-        self._bodies = BlockBodies(rules, label, writer=_Closed(self._closed_bodies.append))
-        self._active: List[Tuple[Inference, Span, Span]] = []
-        self._pending: List[Inference] = []
-        self._range_at = 0
-        self._cache: Dict[Tuple[SqlValue, SqlValue, SqlValue], tuple] = {}
-        self._stage_texts: Dict[str, str] = {}
-        self.rows = 0
-
-    def _tid(self) -> int:
-        self._next_tid += 1
-        return self._next_tid
-
-    # ---- time ---------------------------------------------------------------------
-
-    def _slice(self, tid: int, name: str, start: int, end: int, args: str, cat: str) -> None:
-        self.out.add(
-            '{{"ph": "X", "pid": {}, "tid": {}, "name": {}, "cat": "{}", "ts": {}, '
-            '"dur": {}, "args": {{{}}}}}'.format(
-                self.pid,
-                tid,
-                text(name),
-                cat,
-                micros(start - self.shift, self.per_us),
-                micros(end - start, self.per_us),
-                args,
-            )
+        self._bodies = BlockBodies(
+            rules, label, writer=Closed(self._closed_bodies.append), statistics=False
         )
+        self._active: List[_Shown] = []
+        self._inputs = 0  # distinct input-delivered steps so far: inferences begun
+        self._range_at = 0
+        #: The inferences shown that run to the end of the trace (to warn of).
+        self.open_ended: List[Inference] = []
+        self._cache: Dict[Tuple[SqlValue, SqlValue, SqlValue], Described] = {}
+        self.rows = 0
 
     # ---- the pass ------------------------------------------------------------------
 
@@ -101,11 +106,18 @@ class ProfileEvents:
         block are widened on locals (a "segment" since the last boundary) and folded
         into the open slices only where something begins or ends: a step at or after
         `next_event` (an inference or a window range begins or ends), or a row that
-        opens or closes a block."""
+        opens or closes a block. A kernel row that neither opens nor closes a block
+        (most notable rows) adds its cycles to the open block here, as
+        BlockBodies.row would; the other notable rows go to BlockBodies.row.
+
+        Events are f-strings: one BUILD_STRING, no format to parse. At 1000 cycles to
+        the microsecond (no clock), times are written with integer arithmetic
+        (tracks.FRACTIONS); `exact` is -1 otherwise, so that every time takes repr. A
+        step id is written as it is: Profile has checked that steps.id holds whole
+        numbers only (or is the rowid)."""
         ranges = self.window.ranges
-        pending = list(self.window.inferences)  # not reached yet, by first step
         self._active = []
-        self._pending = pending
+        self._inputs = 0
         self._range_at = 0
         in_window = ranges is None
         past = False
@@ -117,38 +129,43 @@ class ProfileEvents:
         closed = self._closed_bodies
         ipus = self.ipus
         shift, per_us = self.shift, self.per_us
-        fixed = per_us == 1000.0  # times with integer arithmetic (_micros)
-        fractions, exact = FRACTIONS, EXACT
-        ipu_tracks = [tracks.tracks for tracks in ipus]
+        exact = EXACT if per_us == 1000.0 else -1
+        fractions = FRACTIONS
+        # each IPU's first track (one that fits no row for an IPU with none yet)
+        firsts = [tracks.tracks[0] if tracks.tracks else [0, _HIGH] for tracks in ipus]
         ipu_count = len(ipus)
         stage_texts = self._stage_texts
+        stage_lead = self.slice_lead
+        stage_tracks = self.stages.tracks
         stage_place = self.stages.place
-        out_add = self.out.add
-        at_text: Any  # an event's ts and dur: an int and a fraction, or a repr and ""
-        span_text: Any
-        event = (
-            ',\n{{"ph":"X","pid":{},"tid":%d,"ts":%s%s,"dur":%s%s,%s%s,'
-            '"cycles":%s,"active_tiles":%s}}}}'.format(self.pid)
-        )
-        parts: List[str] = []
+        out = self.out
+        held = out.pending  # EventFile.add_led, inline
+        hold = held.append
+        held_limit = HELD
+        leads = self._leads  # per tid, a step event's text up to its ts
+        lead_of = self._lead
+        parts: List[str] = []  # step events, made into bytes every STEP_PIECE rows
         add = parts.append
+        encode = out.encode_steps
         rows = 0
-        flush_at = 4096
+        encode_at, write_at = STEP_PIECE, STEP_CHUNK
         high_mark, low_mark = _HIGH, _LOW
         inf_low, inf_high = high_mark, low_mark  # the window's rows since the last boundary
         dev_low, dev_high = high_mark, low_mark  # its device rows
         body_low, body_high = high_mark, low_mark  # the open block's rows in the window
+        body_cycles: Optional[List[int]] = bodies.cycles  # the open block's, per stage
+        body_rows = bodies.rows
         in_body = False
         device = False
         head = ""
         notable = False
+        plain = -1
         classes: Any = None
         stage: Optional[str] = None
         row_stage = ""
-        stage_low = stage_high = stage_rows = stage_cycles = 0
+        stage_low = stage_high = stage_from = stage_cycles = 0  # stage_from: `rows` at its start
         for batch in batches:
-            for raw in batch:
-                step, kind, cycles, tiles, start, end, program, compute_set = raw
+            for step, kind, cycles, tiles, start, end, program, compute_set in batch:
                 if step != current:
                     current, ipu = step, 0
                     if step >= next_event:
@@ -160,35 +177,61 @@ class ProfileEvents:
                         if was_in and not in_window and stage is not None:
                             # a stage slice never spans a gap between windows
                             self._stage_slice(
-                                stage, stage_low, stage_high, stage_rows, stage_cycles
+                                stage, stage_low, stage_high, rows - stage_from, stage_cycles
                             )
                             stage = None
-                    key = (program, compute_set, kind)
-                    known = cache.get(key)
-                    if known is None:
-                        known = cache[key] = self._describe(program, compute_set, kind)
-                    head, row_stage, notable, classes, device = known
+                    try:
+                        head, row_stage, notable, plain, classes, device = cache[
+                            program, compute_set, kind
+                        ]
+                    except KeyError:
+                        known = cache[program, compute_set, kind] = self._describe(
+                            program, compute_set, kind
+                        )
+                        head, row_stage, notable, plain, classes, device = known
                 else:
                     ipu += 1
                 if notable:
-                    bodies.row(step, kind, cycles, classes)
-                    if closed:
-                        for body in closed:
-                            self._body_slice(body, body_low, body_high)
-                        del closed[:]
-                        body_low, body_high = high_mark, low_mark
-                        in_body = False
-                    if not in_body and bodies.cycles is not None:
-                        in_body = True
-                        body_low, body_high = high_mark, low_mark
+                    if plain >= 0:  # BlockBodies.row's first case, inline
+                        if body_cycles is not None:
+                            if cycles.__class__ is int:
+                                body_cycles[plain] += cycles
+                            elif cycles is not None:
+                                bad_cycles(step, cycles)
+                            body_rows[plain] += 1
+                    else:
+                        bodies.row(step, kind, cycles, classes)
+                        if closed:
+                            for body in closed:
+                                self._body_slice(body, body_low, body_high)
+                            del closed[:]
+                            body_low, body_high = high_mark, low_mark
+                            in_body = False
+                        body_cycles, body_rows = bodies.cycles, bodies.rows
+                        if not in_body and body_cycles is not None:
+                            in_body = True
+                            body_low, body_high = high_mark, low_mark
+                        if ipu == 0:  # the first row of its step: what the step is
+                            if kind == INPUT_DELIVERED_KIND and classes.input_delivered:
+                                # an inference begins: the rows before are not its
+                                self._fold(inf_low, inf_high, dev_low, dev_high)
+                                inf_low, inf_high = high_mark, low_mark
+                                dev_low, dev_high = high_mark, low_mark
+                                self._input(step)
+                            elif kind == OUTPUT_BEGINS_KIND and classes.output_begins:
+                                if self._output(step):
+                                    next_event = self._next_event(ranges)
                 if not in_window:
                     if past and not in_body:
                         if parts:
-                            self.out.extend(parts)
+                            encode(parts)
+                        out.write_steps()
                         self.rows = rows
                         self._fold(inf_low, inf_high, dev_low, dev_high)
                         # nothing more to show, no block open: the rows after go unread
-                        return self._finish(stage, stage_low, stage_high, stage_rows, stage_cycles)
+                        return self._finish(
+                            stage, stage_low, stage_high, rows - stage_from, stage_cycles
+                        )
                     continue
                 if start.__class__ is not int or end.__class__ is not int or end < start:
                     whole(start, step, "its start")
@@ -197,19 +240,21 @@ class ProfileEvents:
                         "step {}: its end ({}) is before its start ({}): a slice cannot "
                         "last less than nothing".format(step, end, start)
                     )
-                # the first track of the row's IPU that is free at its start
-                if ipu >= ipu_count:
-                    while ipu >= len(ipus):
-                        ipus.append(TrackSet("IPU {}".format(len(ipus)), self._tid))
-                        ipu_tracks.append(ipus[-1].tracks)
-                    ipu_count = len(ipus)
-                for track in ipu_tracks[ipu]:
+                # the first track of the row's IPU that is free at its start: most
+                # often its first (TrackSet.place's first test, inline)
+                if ipu < ipu_count:
+                    track = firsts[ipu]
                     if track[1] <= start:
                         track[1] = end
-                        tid = track[0]
-                        break
-                else:
-                    tid = ipus[ipu].place(start, end)
+                        lead = leads[track[0]]
+                    else:
+                        lead = lead_of(ipus[ipu].place(start, end))
+                else:  # an IPU met for the first time, and any before it
+                    while ipu >= len(ipus):
+                        ipus.append(TrackSet("IPU {}".format(len(ipus)), self._tid))
+                    lead = lead_of(ipus[ipu].place(start, end))
+                    firsts = [tracks.tracks[0] if tracks.tracks else [0, _HIGH] for tracks in ipus]
+                    ipu_count = len(ipus)
                 if start < inf_low:
                     inf_low = start
                 if end > inf_high:
@@ -227,32 +272,36 @@ class ProfileEvents:
                 if row_stage != stage:
                     if stage is not None:
                         # _stage_slice, inline: a stage may close every few rows
-                        template = stage_texts.get(stage) or self._stage_template(stage)
+                        mid, post = stage_texts.get(stage) or self._stage_texts_of(stage)
+                        for track in stage_tracks:
+                            if track[1] <= stage_low:
+                                track[1] = stage_high
+                                stage_tid = track[0]
+                                break
+                        else:
+                            stage_tid = stage_place(stage_low, stage_high)
                         at = stage_low - shift
                         span = stage_high - stage_low
-                        if fixed and 0 <= at < exact and span < exact:
-                            at_text, at_part = at // 1000, fractions[at % 1000]
-                            span_text, span_part = span // 1000, fractions[span % 1000]
-                        else:
-                            at_text, at_part = repr(at / per_us), ""
-                            span_text, span_part = repr(span / per_us), ""
-                        out_add(
-                            template
-                            % (
-                                stage_place(stage_low, stage_high),
-                                at_text,
-                                at_part,
-                                span_text,
-                                span_part,
-                                stage_rows,
-                                stage_cycles,
+                        if 0 <= at < exact and span < exact:
+                            hold(
+                                f"{stage_lead}{stage_tid}{mid}"
+                                f"{at // 1000}{fractions[at % 1000]}, "
+                                f'"dur": {span // 1000}{fractions[span % 1000]}'
+                                f'{post}{rows - stage_from}, "cycles": {stage_cycles}}}}}'
                             )
-                        )
-                    stage, stage_low, stage_high, stage_rows, stage_cycles = (
+                        else:
+                            hold(
+                                f'{stage_lead}{stage_tid}{mid}{at / per_us!r}, "dur": '
+                                f"{span / per_us!r}{post}{rows - stage_from}, "
+                                f'"cycles": {stage_cycles}}}}}'
+                            )
+                        if len(held) >= held_limit:
+                            out.flush()
+                    stage, stage_low, stage_high, stage_from, stage_cycles = (
                         row_stage,
                         start,
                         end,
-                        0,
+                        rows,
                         0,
                     )
                 else:
@@ -260,59 +309,81 @@ class ProfileEvents:
                         stage_low = start
                     if end > stage_high:
                         stage_high = end
-                stage_rows += 1
-                if cycles.__class__ is int:
-                    stage_cycles += cycles
-                else:
-                    cycles = number(cycles, step, "steps_by_ipu.cycles")
-                if tiles.__class__ is not int:
-                    tiles = number(tiles, step, "steps_by_ipu.active_tiles")
                 at = start - shift
                 span = end - start
-                if fixed and 0 <= at < exact and span < exact:
-                    at_text, at_part = at // 1000, fractions[at % 1000]
-                    span_text, span_part = span // 1000, fractions[span % 1000]
+                if cycles.__class__ is int:
+                    stage_cycles += cycles
+                    if tiles.__class__ is int and 0 <= at < exact and span < exact:
+                        add(
+                            f"{lead}{at // 1000}{fractions[at % 1000]},"
+                            f'"dur":{span // 1000}{fractions[span % 1000]},'
+                            f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
+                        )
+                    else:
+                        add(self._step_event(lead, at, span, head, step, cycles, tiles))
                 else:
-                    at_text, at_part = repr(at / per_us), ""
-                    span_text, span_part = repr(span / per_us), ""
-                add(
-                    event
-                    % (
-                        tid,
-                        at_text,
-                        at_part,
-                        span_text,
-                        span_part,
-                        head,
-                        step if step.__class__ is int else text(step),
-                        cycles,
-                        tiles,
-                    )
-                )
+                    add(self._step_event(lead, at, span, head, step, cycles, tiles))
                 rows += 1
-                if rows >= flush_at:  # parts holds 4096 events
-                    flush_at = rows + 4096
-                    self.out.extend(parts)
-                    parts = []
-                    add = parts.append
+                if rows >= encode_at:
+                    encode_at = rows + STEP_PIECE
+                    encode(parts)
+                    parts.clear()
+                    if rows >= write_at:
+                        write_at = rows + STEP_CHUNK
+                        out.write_steps()
         if parts:
-            self.out.extend(parts)
+            encode(parts)
+        out.write_steps()
         self.rows = rows
         self._fold(inf_low, inf_high, dev_low, dev_high)
         self._bodies.finish()
         for body in closed:
             self._body_slice(body, body_low, body_high)
         del closed[:]
-        self._finish(stage, stage_low, stage_high, stage_rows, stage_cycles)
+        self._finish(stage, stage_low, stage_high, rows - stage_from, stage_cycles)
+
+    def _step_event(
+        self, lead: str, at: int, span: int, head: str, step: int, cycles: object, tiles: object
+    ) -> str:
+        """A step row's event the pass does not write itself: a time at a clock (or
+        beyond tracks.EXACT), or a count that is not a whole number (NULL: null; else
+        BadValue, cycles first)."""
+        cycles_text = number(cycles, step, "steps_by_ipu.cycles")
+        tiles_text = number(tiles, step, "steps_by_ipu.active_tiles")
+        return '{}{},"dur":{},{}{},"cycles":{},"active_tiles":{}}}}}'.format(
+            lead,
+            micros(at, self.per_us),
+            micros(span, self.per_us),
+            head,
+            step,
+            cycles_text,
+            tiles_text,
+        )
+
+    def _input(self, step: int) -> None:
+        """An input-delivered step: an inference begins at it, shown if chosen."""
+        self._inputs += 1
+        runs = self.window.runs
+        if runs is None or self._inputs in runs:
+            self._active.append(_Shown(self._inputs, step))
+
+    def _output(self, step: int) -> bool:
+        """An output-begins step: the last step of every inference shown that has none
+        yet (each began before it). Whether there was one."""
+        found = False
+        for shown in self._active:
+            if shown.last is None:
+                shown.last = step
+                found = True
+        return found
 
     def _next_event(self, ranges: Optional[List[Tuple[int, Optional[int]]]]) -> SqlValue:
-        """The smallest step at which an inference or a window range begins or ends."""
+        """The smallest step at which an inference ends or a window range begins or
+        ends (an inference begins at a row the pass sees for itself)."""
         candidates: List[int] = []
-        if self._pending:
-            candidates.append(self._pending[0].first)
-        for inference, _, _ in self._active:
-            if inference.last is not None:
-                candidates.append(inference.last + 1)
+        for shown in self._active:
+            if shown.last is not None:
+                candidates.append(shown.last + 1)
         if ranges is not None and self._range_at < len(ranges):
             lo, hi = ranges[self._range_at]
             candidates.append(lo)
@@ -322,28 +393,24 @@ class ProfileEvents:
 
     def _fold(self, low: int, high: int, dev_low: int, dev_high: int) -> None:
         """A segment of the window's rows, into every open inference."""
-        for _, span, device in self._active:
+        for shown in self._active:
             if low <= high:
-                span.add(low, high)
+                shown.span.add(low, high)
             if dev_low <= dev_high:
-                device.add(dev_low, dev_high)
+                shown.device.add(dev_low, dev_high)
 
     def _boundary(
         self, step: SqlValue, ranges: Optional[List[Tuple[int, Optional[int]]]], in_window: bool
     ) -> Tuple[bool, bool, SqlValue]:
-        """At a step at or after the next event: inferences closed and opened, the window
-        range moved on. (in the window, past its end, the next event's step)."""
+        """At a step at or after the next event: inferences closed, the window range
+        moved on. (in the window, past its end, the next event's step)."""
         still = []
-        for item in self._active:
-            last = item[0].last
-            if last is not None and step > last:
-                self._inference_closed(*item)
+        for shown in self._active:
+            if shown.last is not None and step > shown.last:
+                self._inference_closed(shown.inference(), shown.span, shown.device)
             else:
-                still.append(item)
+                still.append(shown)
         self._active = still
-        pending = self._pending
-        while pending and pending[0].first <= step:
-            self._active.append((pending.pop(0), Span(), Span()))
         past = False
         if ranges is not None:
             while self._range_at < len(ranges):
@@ -360,13 +427,18 @@ class ProfileEvents:
     def _finish(self, stage: Optional[str], low: int, high: int, rows: int, cycles: int) -> None:
         if stage is not None:
             self._stage_slice(stage, low, high, rows, cycles)
-        for item in self._active:
-            self._inference_closed(*item)
+        for shown in self._active:
+            inference = shown.inference()
+            if inference.last is None:
+                self.open_ended.append(inference)
+            self._inference_closed(inference, shown.span, shown.device)
         self._active = []
 
-    def _describe(self, program: SqlValue, compute_set: SqlValue, kind: SqlValue) -> tuple:
+    def _describe(self, program: SqlValue, compute_set: SqlValue, kind: SqlValue) -> Described:
         """What every row of a (program, compute set, kind) shares: its event's text
-        from "name" to "step": , its stage, whether blocks must see it, its NameClass."""
+        from "name" to "step": , its stage, whether blocks must see it (notable) and its
+        stage's index in the open block when BlockBodies.row would only add its cycles
+        there (else -1), its NameClass, whether it is a device row."""
         named = self.names[program, compute_set]
         classes = named.classes
         stage = classes.stage
@@ -381,119 +453,5 @@ class ProfileEvents:
             text(named.name or UNNAMED_STEP), kind_text, kind_text, text(stage), extra
         )
         notable = classes.kernel or classes.input_delivered or classes.output_begins
-        return head, stage, notable, classes, kind in DEVICE_KINDS
-
-    # ---- stages, blocks, inferences ------------------------------------------------
-
-    def _stage_slice(self, stage: str, low: int, high: int, rows: int, cycles: int) -> None:
-        template = self._stage_texts.get(stage) or self._stage_template(stage)
-        tid = self.stages.place(low, high)
-        self.out.add(
-            template
-            % (
-                tid,
-                micros(low - self.shift, self.per_us),
-                "",
-                micros(high - low, self.per_us),
-                "",
-                rows,
-                cycles,
-            )
-        )
-
-    def _stage_template(self, stage: str) -> str:
-        """The text of a slice of `stage`, for % with (tid, ts and dur each as two
-        parts, rows, cycles): made once per stage (its label's % doubled)."""
-        label = text(stage).replace("%", "%%")
-        template = self._stage_texts[stage] = (
-            '{{"ph": "X", "pid": {}, "tid": %d, "name": {}, "cat": "stage", "ts": %s%s, '
-            '"dur": %s%s, "args": {{"stage": {}, "rows": %d, "cycles": %d}}}}'.format(
-                self.pid, label, label
-            )
-        )
-        return template
-
-    def _body_slice(self, body: Body, low: int, high: int) -> None:
-        """A closed block, over its rows in the window (none: no slice)."""
-        if low > high:
-            return
-        tid = self.blocks.place(low, high)
-        block = body.block
-        name = (
-            '"block {}"'.format(block) if block.__class__ is int else text("block {}".format(block))
-        )
-        self.out.add(
-            _BLOCK_EVENT
-            % (
-                self.pid,
-                tid,
-                name,
-                micros(low - self.shift, self.per_us),
-                micros(high - low, self.per_us),
-                body.run,
-                block,
-                text(body.first_step),
-                text(body.end_step),
-                body.total,
-            )
-        )
-
-    def _inference_closed(self, inference: Inference, span: Span, device: Span) -> None:
-        if span.low is None or span.high is None:
-            return
-        device_span = None
-        if inference.last is not None and device.low is not None and device.high is not None:
-            device_span = device.high - device.low
-        tid = self.inferences.place(span.low, span.high)
-        self._slice(
-            tid,
-            "inference {}".format(inference.number),
-            span.low,
-            span.high,
-            '"run": {}, "first_step": {}, "last_step": {}, "device_span": {}'.format(
-                inference.number, inference.first, text(inference.last), text(device_span)
-            ),
-            "inference",
-        )
-
-    # ---- metadata ------------------------------------------------------------------
-
-    def metadata(self, process_name: str) -> None:
-        """The process's and every track's name and order, after the pass."""
-        pid = self.pid
-        self.out.add(
-            '{{"ph": "M", "pid": {}, "tid": 0, "name": "process_name", '
-            '"args": {{"name": {}}}}}'.format(pid, text(process_name))
-        )
-        self.out.add(
-            '{{"ph": "M", "pid": {}, "tid": 0, "name": "process_sort_index", '
-            '"args": {{"sort_index": {}}}}}'.format(pid, pid)
-        )
-        order = 0
-        for tracks in self.ipus + [self.stages, self.blocks, self.inferences]:
-            for tid, name in tracks.names():
-                order += 1
-                self.out.add(
-                    '{{"ph": "M", "pid": {}, "tid": {}, "name": "thread_name", '
-                    '"args": {{"name": {}}}}}'.format(pid, tid, text(name))
-                )
-                self.out.add(
-                    '{{"ph": "M", "pid": {}, "tid": {}, "name": "thread_sort_index", '
-                    '"args": {{"sort_index": {}}}}}'.format(pid, tid, order)
-                )
-
-
-class _Closed:
-    """A blocks.BodyWriter that hands each closed body to a function."""
-
-    def __init__(self, on_body: Callable[[Body], None]) -> None:
-        self.on_body = on_body
-
-    def begin(self, profile_label: str, stages: object) -> None:
-        pass
-
-    def body(self, body: Body) -> None:
-        self.on_body(body)
-
-    def end(self, statistics: dict) -> None:
-        pass
+        plain = self._bodies.plain_index(classes) if notable else -1
+        return head, stage, notable, plain, classes, kind in DEVICE_KINDS

@@ -57,50 +57,82 @@ def number(value: object, step: object, what: str) -> str:
     raise BadValue("step {}: {} is {}, not a whole number".format(step, what, type(value).__name__))
 
 
+#: Events are made into bytes a few hundred at a time, while they are still in the CPU's
+#: cache: joining and encoding thousands at once (a few MB of strings) costs a tenth of
+#: the time of `extract trace --all` in cache misses (BENCHMARKS.md).
+HELD = 256
+#: The step events of a pass are written STEP_CHUNK at a time, after every other event
+#: made before the last of them (the file's order of old, kept byte for byte); they are
+#: made into bytes STEP_PIECE at a time.
+STEP_CHUNK = 4096
+STEP_PIECE = 512
+
+
 class EventFile:
-    """The trace file: `{"traceEvents": [` ... events ... `], ...}`, written in chunks."""
+    """The trace file: `{"traceEvents": [` ... events ... `], ...}`, written in chunks.
+
+    Every event is held led by ",\n" (its separator from the one before); the first
+    of the file loses it as it is written. `pending` is the list of events held (the
+    slices that are not step rows, and the metadata), one list for the file's life (a
+    pass appends to it directly, `add_led`'s work inline), written HELD at a time. A
+    pass hands its step events over STEP_PIECE at a time (`encode_steps`) and has them
+    written every STEP_CHUNK (`write_steps`), after the events held."""
 
     def __init__(self, handle: IO[bytes]) -> None:
         self.handle = handle
-        self._parts: List[str] = []
+        self.pending: List[str] = []
+        self._steps: List[bytes] = []
         self._first = True
         handle.write(b'{"traceEvents": [\n')
 
-    def extend(self, events: List[str]) -> None:
-        """Events each written with a leading ",\\n" (the first of the file without)."""
-        self.flush()
-        if self._first and events:
-            self._first = False
-            events[0] = events[0][2:]
-        self.handle.write("".join(events).encode("ascii"))
-
-    def add(self, event: str) -> None:
+    def _write(self, data: bytes) -> None:
         if self._first:
             self._first = False
-            self._parts.append(event)
-        else:
-            self._parts.append(",\n" + event)
-        if len(self._parts) >= 2048:
+            data = data[2:]
+        self.handle.write(data)
+
+    def encode_steps(self, events: List[str]) -> None:
+        """Step events, each led by ",\n", made into bytes now (see HELD); written by
+        `write_steps`."""
+        self._steps.append("".join(events).encode("ascii"))
+
+    def write_steps(self) -> None:
+        """The step events handed over, after the events held."""
+        self.flush()
+        for data in self._steps:
+            self._write(data)
+        self._steps = []
+
+    def add(self, event: str) -> None:
+        self.add_led(",\n" + event)
+
+    def add_led(self, event: str) -> None:
+        """An event led by ",\n", held until HELD are (then written)."""
+        pending = self.pending
+        pending.append(event)
+        if len(pending) >= HELD:
             self.flush()
 
     def flush(self) -> None:
-        if self._parts:
-            self.handle.write("".join(self._parts).encode("ascii"))
-            self._parts = []
+        """The events held, written."""
+        if self.pending:
+            self._write("".join(self.pending).encode("ascii"))
+            self.pending.clear()
 
     def mark(self) -> Tuple[int, bool]:
         """Where the file is: for `rewind`, to write a profile's events again."""
-        self.flush()
+        self.write_steps()
         return self.handle.tell(), self._first
 
     def rewind(self, mark: Tuple[int, bool]) -> None:
-        self._parts = []
+        self.pending.clear()
+        self._steps = []
         self.handle.seek(mark[0])
         self.handle.truncate()
         self._first = mark[1]
 
     def close(self, other_data: dict) -> None:
-        self.flush()
+        self.write_steps()
         tail = '\n], "displayTimeUnit": "ns", "otherData": {}}}\n'.format(
             json.dumps(other_data, allow_nan=False)
         )

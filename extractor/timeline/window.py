@@ -2,12 +2,15 @@
 
 An inference R is the R-th distinct input-delivered step (in step order) and the steps
 from it to the first output-begins step after it (to the end of the trace when there is
-none). Both kinds of step are found in the `steps` table (a step's kind and name are the
-step's, not its rows'), among the steps that have rows, without reading the rows
-themselves: the window is known before the one pass over the rows starts.
+none). For `--run R`, both kinds of step are found in the `steps` table (a step's kind
+and name are the step's, not its rows'), among the steps that have rows, without reading
+the rows themselves: the window is known before the one pass over the rows starts. With
+`--all` every row is shown and that query is not made (a quarter of a second on a
+million steps): the pass meets the inferences as it reads the rows (events.py), as it
+does for the slices of the inferences of any window.
 """
 
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..core.profile import Profile
 from ..core.rules import StageRules
@@ -34,10 +37,11 @@ class Inference(NamedTuple):
 
 class Window(NamedTuple):
     """The step ranges a trace shows (inclusive; None as `hi`: to the end; `ranges`
-    None: every row), the inferences in it, and what to warn of."""
+    None: every row), the numbers of the inferences whose slices it shows (None: every
+    one), and what to warn of before the pass."""
 
     ranges: Optional[List[Tuple[int, Optional[int]]]]
-    inferences: List[Inference]
+    runs: Optional[FrozenSet[int]]
     warnings: List[str]
 
 
@@ -77,10 +81,13 @@ def choose(
     every_row: bool,
 ) -> Window:
     """The window of `--run R...` (`runs`; none: the first inference) or `--all`
-    (`every_row`). UsageError for a run the profile does not have."""
+    (`every_row`). UsageError for a run the profile does not have. An inference shown
+    that runs to the end of the trace is warned of by the pass (`open_ended_warning`)."""
+    if every_row:
+        return Window(None, None, [])
     found = inferences(profile, rules, sql_names)
     warnings: List[str] = []
-    if not found and not every_row:
+    if not found:
         if runs:
             raise UsageError(
                 "{}: no run {}: it has no inference (no input-delivered step matching {!r})".format(
@@ -92,7 +99,7 @@ def choose(
                 rules.input_delivered.pattern
             )
         )
-        return Window(None, [], warnings)
+        return Window(None, None, warnings)
     missing = [run for run in runs if run > len(found)]
     if missing:
         raise UsageError(
@@ -100,18 +107,19 @@ def choose(
                 label, ", ".join(map(str, missing)), len(found)
             )
         )
-    chosen = found if every_row else [found[run - 1] for run in sorted(set(runs or [1]))]
-    for inference in chosen:
-        if inference.last is None:
-            warnings.append(
-                "no output-begins step ({!r}) after the input delivered at step {}: "
-                "inference {} runs to the end of the trace".format(
-                    rules.output_begins.pattern, inference.first, inference.number
-                )
-            )
-    if every_row:
-        return Window(None, chosen, warnings)
-    return Window(_merged([(i.first, i.last) for i in chosen]), chosen, warnings)
+    chosen = [found[run - 1] for run in sorted(set(runs or [1]))]
+    ranges = _merged([(i.first, i.last) for i in chosen])
+    return Window(ranges, frozenset(i.number for i in chosen), warnings)
+
+
+def open_ended_warning(rules: StageRules, inference: Inference) -> str:
+    """The warning for an inference shown that runs to the end of the trace."""
+    return (
+        "no output-begins step ({!r}) after the input delivered at step {}: "
+        "inference {} runs to the end of the trace".format(
+            rules.output_begins.pattern, inference.first, inference.number
+        )
+    )
 
 
 def _merged(ranges: List[Tuple[int, Optional[int]]]) -> List[Tuple[int, Optional[int]]]:
