@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from support.cases import copy_case, generator
+from support.cases import copy_case, generator, two_ipus
 from support.cli import invoke_extract
 from support.paths import EDGE, GOLDEN
 from support.trace_oracle import oracle_trace, strict_load, validate
@@ -163,19 +163,6 @@ def test_no_output_begins_runs_to_the_end_with_a_warning(tmp_path):
 # ---- generated profiles ----------------------------------------------------------------
 
 
-def _two_ipus(spec):
-    rows = []
-    for row in spec.steps_by_ipu:
-        rows.append(row)
-        twin = type(row)(**vars(row))
-        twin.ipu = 1
-        twin.cycles = row.cycles + (row.step_id * 7) % 13
-        rows.append(twin)
-    spec.steps_by_ipu = rows
-    spec.ipus = 2
-    return spec
-
-
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     generate = generator()
@@ -183,7 +170,7 @@ def generated(tmp_path_factory):
         "several runs": generate.vit_spec(
             blocks=4, runs=3, tiles=8, seed=3, detailed_blocks=(0, 3)
         ),
-        "two ipus": _two_ipus(generate.vit_spec(blocks=3, runs=2, tiles=8, seed=4)),
+        "two ipus": two_ipus(generate.vit_spec(blocks=3, runs=2, tiles=8, seed=4)),
     }
     return {
         kind: generate.write_case(spec, tmp_path_factory.mktemp(kind.replace(" ", "-")))
