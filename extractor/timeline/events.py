@@ -319,6 +319,11 @@ class ProfileEvents(ProfileSlices):
                             f'"dur":{span // 1000}{fractions[span % 1000]},'
                             f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
                         )
+                    elif tiles.__class__ is int:  # at a clock, or beyond tracks.EXACT
+                        add(
+                            f'{lead}{at / per_us!r},"dur":{span / per_us!r},'
+                            f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
+                        )
                     else:
                         add(self._step_event(lead, at, span, head, step, cycles, tiles))
                 else:
@@ -345,9 +350,8 @@ class ProfileEvents(ProfileSlices):
     def _step_event(
         self, lead: str, at: int, span: int, head: str, step: int, cycles: object, tiles: object
     ) -> str:
-        """A step row's event the pass does not write itself: a time at a clock (or
-        beyond tracks.EXACT), or a count that is not a whole number (NULL: null; else
-        BadValue, cycles first)."""
+        """A step row's event the pass does not write itself: a count that is not a
+        whole number (NULL: null; else BadValue, cycles first)."""
         cycles_text = number(cycles, step, "steps_by_ipu.cycles")
         tiles_text = number(tiles, step, "steps_by_ipu.active_tiles")
         return '{}{},"dur":{},{}{},"cycles":{},"active_tiles":{}}}}}'.format(
