@@ -105,13 +105,16 @@ class ProfileEvents(ProfileSlices):
         million times on a long trace. The spans of the inferences and of the open
         block are widened on locals (a "segment" since the last boundary) and folded
         into the open slices only where something begins or ends: a step at or after
-        `next_event` (an inference or a window range begins or ends), or a row that
-        opens or closes a block. A kernel row that neither opens nor closes a block
-        (most notable rows) adds its cycles to the open block here, as
-        BlockBodies.row would; the other notable rows go to BlockBodies.row.
+        `next_event` (an inference ends, a window range begins or ends), the first row
+        of an input-delivered step (an inference begins), or a row that opens or closes
+        a block. A kernel row that neither opens nor closes a block (most notable rows)
+        adds its cycles to the open block here, as BlockBodies.row would; the other
+        notable rows go to BlockBodies.row.
 
-        Events are f-strings: one BUILD_STRING, no format to parse. At 1000 cycles to
-        the microsecond (no clock), times are written with integer arithmetic
+        Events are f-strings: one BUILD_STRING, no format to parse. Step events go to
+        `parts`, handed to the file every STEP_PIECE rows and written every STEP_CHUNK;
+        the others to the file's held events (EventFile). At 1000 cycles to the
+        microsecond (no clock), times are written with integer arithmetic
         (tracks.FRACTIONS); `exact` is -1 otherwise, so that every time takes repr. A
         step id is written as it is: Profile has checked that steps.id holds whole
         numbers only (or is the rowid)."""
@@ -319,6 +322,11 @@ class ProfileEvents(ProfileSlices):
                             f'"dur":{span // 1000}{fractions[span % 1000]},'
                             f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
                         )
+                    elif tiles.__class__ is int:  # at a clock, or beyond tracks.EXACT
+                        add(
+                            f'{lead}{at / per_us!r},"dur":{span / per_us!r},'
+                            f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
+                        )
                     else:
                         add(self._step_event(lead, at, span, head, step, cycles, tiles))
                 else:
@@ -345,9 +353,8 @@ class ProfileEvents(ProfileSlices):
     def _step_event(
         self, lead: str, at: int, span: int, head: str, step: int, cycles: object, tiles: object
     ) -> str:
-        """A step row's event the pass does not write itself: a time at a clock (or
-        beyond tracks.EXACT), or a count that is not a whole number (NULL: null; else
-        BadValue, cycles first)."""
+        """A step row's event the pass does not write itself: a count that is not a
+        whole number (NULL: null; else BadValue, cycles first)."""
         cycles_text = number(cycles, step, "steps_by_ipu.cycles")
         tiles_text = number(tiles, step, "steps_by_ipu.active_tiles")
         return '{}{},"dur":{},{}{},"cycles":{},"active_tiles":{}}}}}'.format(
