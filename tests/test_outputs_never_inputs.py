@@ -8,6 +8,7 @@ a file; `test_every_file_parameter_of_a_writing_command_is_tried` reads the comm
 own signatures, so that a file option added to a command without a case here fails."""
 
 import shutil
+import subprocess
 import typing
 from pathlib import Path
 
@@ -202,3 +203,22 @@ def test_rules_read_through_a_symbolic_link_are_the_file_it_points_to(inputs, tm
         result = invoke_extract(*command, files["PROFILE"], "-o", files["RULES"], "--rules", link)
         one_error(result, 2, "would write over an input of this command")
         assert files["RULES"].read_bytes() == before
+
+
+def test_the_installed_rules_are_an_input_too(inputs):
+    # Without --rules, the installed stage_rules.toml is read: never written over. It is
+    # made immutable for the test (we are root: chattr +i holds even for root), so that a
+    # run that did try would fail to write (exit 1), not replace it.
+    from extractor.core.rules import default_rules_path
+
+    _root, files = inputs
+    installed = default_rules_path()
+    before = installed.read_bytes()
+    subprocess.run(["chattr", "+i", str(installed)], check=True)
+    try:
+        for command in ([], ["blocks"], ["trace"], ["diff", files["OTHER"]]):
+            result = invoke_extract(*command, files["PROFILE"], "-o", installed)
+            one_error(result, 2, "would write over an input of this command")
+    finally:
+        subprocess.run(["chattr", "-i", str(installed)], check=True)
+    assert installed.read_bytes() == before
