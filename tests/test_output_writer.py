@@ -11,7 +11,6 @@ no timing guess (test_stop_signals.py does the same)."""
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -19,19 +18,11 @@ import pytest
 from support import badinput as bad
 from support.cases import copy_case
 from support.checks import one_error, partial_files
-from support.cli import extract_command, invoke_extract, run_extract
-from support.paths import EDGE, PVA_DOUBLE
+from support.cli import invoke_extract, run_extract
+from support.held import children, start_held
+from support.paths import EDGE
 
 ENDS_WITHIN = 60
-
-HOLD = """
-import os, sys, time
-def _hold(event, args):
-    if event == "os.rename" and str(args[0]).endswith(".partial"):
-        open(os.environ["EXTRACT_TEST_HELD"], "w").close()
-        time.sleep(60)
-sys.addaudithook(_hold)
-"""
 
 #: The commands that take -o and --timeout, as run on PROFILE.
 COMMANDS = {
@@ -46,39 +37,11 @@ def _command(name: str, profile: Path) -> list:
     return [profile if word == "PROFILE" else word for word in COMMANDS[name]] + [profile]
 
 
-def _children(pid: int) -> list:
-    try:
-        text = Path("/proc/{0}/task/{0}/children".format(pid)).read_text()
-    except OSError:
-        return []
-    return [int(child) for child in text.split()]
-
-
 def held_run(tmp_path: Path, args, on_hold) -> subprocess.CompletedProcess:
-    """Run extract ARGS with the hook; once its output is written and about to be
-    renamed, call `on_hold(process)`; wait for it to end."""
-    hook = tmp_path / "hook"
-    hook.mkdir(exist_ok=True)
-    (hook / "sitecustomize.py").write_text(HOLD)
-    held = tmp_path / "held"
-    env = dict(
-        os.environ,
-        PYTHONPATH="{}{}{}".format(hook, os.pathsep, PVA_DOUBLE),
-        EXTRACT_TEST_HELD=str(held),
-    )
-    run = subprocess.Popen(
-        extract_command() + [str(a) for a in args],
-        cwd=str(tmp_path),
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    """Run extract ARGS held at its output's rename (support.held), call
+    `on_hold(process)` there, and wait for it to end."""
+    run = start_held(tmp_path, args)
     try:
-        end = time.monotonic() + ENDS_WITHIN
-        while not held.exists():
-            assert run.poll() is None, run.communicate()
-            assert time.monotonic() < end, "never reached its rename"
-            time.sleep(0.02)
         on_hold(run)
         stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
     finally:
@@ -138,7 +101,7 @@ def test_a_killed_child_leaves_no_temporary_file_nor_folder(
     profile = copy_case(EDGE / "multi-ipu", tmp_path / "case")
 
     def on_hold(run):  # the watching parent's child, the one writing
-        (child,) = _children(run.pid)
+        (child,) = children(run.pid)
         os.kill(child, signal.SIGKILL)
 
     args = _command(command, profile) + ["-o", output, "--timeout", "600"]
