@@ -15,13 +15,20 @@ from typing import (
     List,
     Literal,
     Optional,
-    Tuple,
     cast,
     overload,
 )
 
 from .errors import OutputError, StrPath
 from .inputs import kind
+from .partials import (
+    missing_folders,
+    new_partial,
+    partial_name,
+    remove_abandoned,
+    remove_made_folders,
+    written_at,
+)
 
 STDOUT = "-"
 
@@ -42,22 +49,23 @@ def atomic_file(path: StrPath, strict: bool = False) -> Iterator[IO[bytes]]:
     """
     path = Path(path)
     tmp = None
+    made: List[Path] = []
     try:
-        _make_parent(path)
+        made = _make_parent(path)
         target = replaceable(path, strict, direct=not strict)
         if target is None:
-            with _open_direct(path) as handle:
+            with _open_direct(path) as handle:  # it is there: no folder was made
                 yield handle
             return
         remove_abandoned(target)
-        fd, tmp = _new_partial(target)
+        fd, tmp = new_partial(target)
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
         _check_replaceable(path, target)
         os.replace(tmp, str(target))
-        tmp = None
+        tmp, made = None, []
         _fsync_folder(target.parent)
     except OSError as exc:
         raise OutputError(path, "cannot write: {}".format(exc.strerror or exc)) from exc
@@ -67,6 +75,8 @@ def atomic_file(path: StrPath, strict: bool = False) -> Iterator[IO[bytes]]:
                 os.unlink(tmp)
             except OSError:
                 pass
+        if made:  # nothing written: the folders made for it go again
+            remove_made_folders(made)
 
 
 @contextlib.contextmanager
@@ -84,14 +94,15 @@ def atomic_files(names: Iterable[StrPath], strict: bool = False) -> Iterator[Lis
     targets: List[Path] = []
     temps: List[Optional[str]] = []
     handles: List[IO[bytes]] = []
+    made: List[Path] = []
     current = paths[-1]
     try:
         for path in paths:
             current = path
-            _make_parent(path)
+            made += _make_parent(path)
             target = replaceable(path, strict, direct=False)
             remove_abandoned(target)
-            fd, tmp = _new_partial(target)
+            fd, tmp = new_partial(target)
             temps.append(tmp)
             targets.append(target)
             handles.append(os.fdopen(fd, "wb"))
@@ -103,6 +114,7 @@ def atomic_files(names: Iterable[StrPath], strict: bool = False) -> Iterator[Lis
             os.fsync(handle.fileno())
             handle.close()
         _replace_together(paths, targets, temps)
+        made = []
         for folder in sorted({str(target.parent) for target in targets}):
             _fsync_folder(Path(folder))
     except OSError as exc:
@@ -119,6 +131,8 @@ def atomic_files(names: Iterable[StrPath], strict: bool = False) -> Iterator[Lis
                     os.unlink(temp)
                 except OSError:
                     pass
+        if made:  # nothing written: the folders made for them go again
+            remove_made_folders(made)
 
 
 def _replace_together(paths: List[Path], targets: List[Path], temps: List[Optional[str]]) -> None:
@@ -159,9 +173,7 @@ def _backup(target: Path) -> str:
     """A second name for the file at `target` (a hard link, or a copy where the file
     system has none), named like a temporary file so that an abandoned one is swept."""
     while True:
-        name = str(
-            target.parent / "{}{}.partial".format(_partial_prefix(target), os.urandom(6).hex())
-        )
+        name = partial_name(target)
         try:
             os.link(str(target), name)
             return name
@@ -169,7 +181,7 @@ def _backup(target: Path) -> str:
             continue
         except OSError:  # no hard links here (or not to this file): copy it
             break
-    fd, name = _new_partial(target)
+    fd, name = new_partial(target)
     try:
         with os.fdopen(fd, "wb") as copy, open(str(target), "rb") as original:
             while True:
@@ -203,9 +215,7 @@ def replaceable(path: StrPath, strict: bool = False, direct: bool = False) -> Op
     except OSError:  # a symbolic link loop, a part that is a file...: the rename will say
         mode = None
     if mode is None or stat.S_ISREG(mode):
-        if strict or not os.path.islink(str(path)):
-            return path
-        return Path(os.path.realpath(str(path)))
+        return written_at(path, strict)
     if direct and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
         return None
     if strict:
@@ -241,13 +251,27 @@ def _check_replaceable(path: Path, target: Path) -> None:
         )
 
 
-def _make_parent(path: Path) -> None:
+def _make_parent(path: Path) -> List[Path]:
+    """Make the folders `path` needs; those this made (missing_folders), outermost first."""
+    made: List[Path] = []
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        for folder in missing_folders(path):
+            try:
+                folder.mkdir()
+            except FileExistsError:  # made meanwhile by another writer: not ours
+                if not folder.is_dir():
+                    raise
+                continue
+            made.append(folder)
     except (FileExistsError, NotADirectoryError):
+        remove_made_folders(made)
         raise OutputError(
             path, "cannot write: a part of {} is a file, not a folder".format(path.parent)
         ) from None
+    except OSError:
+        remove_made_folders(made)
+        raise
+    return made
 
 
 def make_folder(folder: StrPath) -> None:
@@ -272,10 +296,8 @@ def _open_direct(path: Path) -> Iterator[IO[bytes]]:
     try:
         fd = os.open(str(path), os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
     except OSError as exc:
-        if exc.errno == errno.ENXIO:
-            raise OutputError(
-                path, "is a FIFO (named pipe) that nobody is reading: start its reader first"
-            ) from None
+        if exc.errno == errno.ENXIO:  # "No such device or address": said for what it is
+            raise OutputError(path, _no_device(path)) from None
         raise
     try:
         mode = os.fstat(fd).st_mode
@@ -295,59 +317,20 @@ def _open_direct(path: Path) -> Iterator[IO[bytes]]:
         handle.flush()
 
 
-def _new_partial(path: Path) -> Tuple[int, str]:
-    """(fd, name) of a new temporary file beside `path`, made here (O_EXCL) and named
-    .NAME.HOST.PID.RANDOM.partial. Its mode is what any new file gets (0666 less the
-    umask), as `path` would have had if written directly."""
-    while True:
-        tmp = str(path.parent / "{}{}.partial".format(_partial_prefix(path), os.urandom(6).hex()))
-        try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
-        except FileExistsError:  # a 48-bit name taken: draw another
-            continue
-
-
-def _host() -> str:
-    # The name socket.gethostname() gives, without importing socket (start-up time).
+def _no_device(path: Path) -> str:
+    """The problem of a character device or FIFO that cannot be opened for writing with
+    ENXIO: a FIFO nobody reads, or a device with nothing behind it (/dev/tty without a
+    controlling terminal)."""
     try:
-        return os.uname().nodename
-    except AttributeError:  # pragma: no cover - not a POSIX system
-        import socket
-
-        return socket.gethostname()
-
-
-def _partial_prefix(path: Path, pid: Optional[int] = None) -> str:
-    # Who writes it is in the name, so that a later writer can tell an abandoned one.
-    return ".{}.{}.{}.".format(path.name, _host(), pid or os.getpid())
-
-
-def remove_abandoned(path: StrPath) -> None:
-    """Remove temporary files left beside `path` by killed writers of this host (a
-    SIGKILL leaves no chance to clean up); a live writer's, or another host's, stay."""
-    path = Path(path)
-    host = _host()
-    for partial in path.parent.glob(".{}.{}.*.partial".format(path.name, host)):
-        pid = partial.name[len(".{}.{}.".format(path.name, host)) :].split(".", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            try:
-                partial.unlink()
-            except OSError:
-                pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, but not ours to signal
-        return True
-    try:  # a killed process nobody has reaped yet is a zombie: dead for our purpose
-        with open("/proc/{}/stat".format(pid), "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True
+        fifo = stat.S_ISFIFO(os.stat(str(path)).st_mode)
+    except OSError:
+        fifo = False
+    if fifo:
+        return "is a FIFO (named pipe) that nobody is reading: start its reader first"
+    return (
+        "is a character device with no device behind it (No such device or address; "
+        "/dev/tty: this process has no controlling terminal): write elsewhere"
+    )
 
 
 def write_atomic(path: StrPath, data: bytes, strict: bool = False) -> None:

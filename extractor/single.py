@@ -1,19 +1,20 @@
 """`extract PROFILE -o FILE`: one profile's run, as the command line asks for it.
 
-The checks a single run makes before it extracts (an output that would overwrite the
-profile, `--csv` and `--blocks` targets), its time limit (with `--timeout`, a forked
-child extracts while this process watches it: stopping.py), and the extraction itself
-(pipeline.extract_profile). Usage problems are UsageError (exit 2).
+The checks a single run makes before it extracts (targets.check_outputs: no output, the
+`--csv` and `--blocks` files too, is one of its inputs), its time limit (with
+`--timeout`, a forked child extracts while this process watches it: stopping.py), and
+the extraction itself (pipeline.extract_profile). Usage problems are UsageError (exit 2).
 """
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Sequence, Tuple
 
 from .core.pipeline import extract_profile
 from .core.rules import StageRules
-from .errors import ProfileError, UsageError, shown_path
+from .errors import ProfileError, StrPath, UsageError, shown_path
 from .output import STDOUT
+from .targets import check_outputs
 
 if TYPE_CHECKING:
     from .core.blocks import BlocksExtraction
@@ -37,48 +38,27 @@ def check_timeout(timeout: float) -> None:
         raise UsageError("--timeout {}: give a number of seconds (0: no limit)".format(timeout))
 
 
-def same_file(output: Path, profile: Path) -> bool:
-    """Whether `output` exists and is the file `profile` is."""
-    try:
-        return output.exists() and output.samefile(profile)
-    except OSError:
-        return False
-
-
-def watch(
-    profile: Path,
-    output: str,
-    say: Say,
-    csv: bool = False,
-    timeout: float = 0,
-    blocks: bool = False,
-) -> None:
-    """With a time limit, fork: the child returns and extracts; this process watches it
-    and exits as it does (stopping.py), removing what a killed child was writing.
-    Without one, return here to extract, stopped by SIGTERM or SIGHUP as by Ctrl-C."""
+def watch(profile: Path, outputs: Sequence[StrPath], say: Say, timeout: float = 0) -> None:
+    """With a time limit, fork: the child returns and does the work; this process
+    watches it and exits as it does (stopping.py), removing what a killed child was
+    writing to `outputs` (the files the command writes) and the folders it made for
+    them. Without one, return here to work, stopped by SIGTERM or SIGHUP as by Ctrl-C."""
     from .stopping import fork_with_deadline, raise_on_stop_signals, signal_name, stop_message
 
     if not timeout or not hasattr(os, "fork"):
         raise_on_stop_signals()
         return
+    from .partials import missing_folders, remove_abandoned, remove_made_folders
+
+    made = [folder for path in outputs for folder in missing_folders(path)]
     outcome = fork_with_deadline(timeout)
     if outcome is None:  # the child
         return
     if not outcome.forced and outcome.killed_by is None:
         _leave(outcome.code)  # it said what it had to say
-    from .output import remove_abandoned
-
-    targets = [] if output == STDOUT else [Path(output)]
-    if csv and targets:
-        from .core.steptables import csv_paths
-
-        targets.extend(csv_paths(Path(output).parent))
-    if blocks and targets:
-        from .core.blockformats import blocks_path
-
-        targets.append(blocks_path(output))
-    for target in targets:  # what the killed child was writing
-        remove_abandoned(target)
+    for path in outputs:  # what the killed child was writing, where it wrote it
+        remove_abandoned(path)
+    remove_made_folders(made)
     if outcome.timed_out:
         say(
             "error",
@@ -106,16 +86,38 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
-def _check_beside(
-    profile: Path, output: str, paths: Iterable[Path], option: str, what: str
-) -> None:
-    """UsageError when a file written beside the summary (`paths`) would replace the
-    profile or the summary itself."""
-    for path in paths:
-        if same_file(path, profile) or os.path.abspath(str(path)) == os.path.abspath(output):
+def check_profile(profile: Path) -> None:
+    """ProfileError for a folder given as a profile."""
+    if profile.is_dir():
+        raise ProfileError(profile, "is a directory, not a profile")
+
+
+def file_outputs(option_paths: Iterable[Tuple[str, StrPath]]) -> List[Path]:
+    """The files among a command's (option, path) outputs: standard output left out."""
+    return [Path(path) for _option, path in option_paths if str(path) != STDOUT]
+
+
+def summary_outputs(output: str, csv: bool, blocks: bool) -> List[Tuple[str, Path]]:
+    """(option, path) of every file `extract PROFILE -o output` writes (pipeline's
+    summary_files); UsageError for --csv or --blocks with standard output."""
+    from .core.pipeline import summary_files
+
+    if output == STDOUT:
+        if blocks:
             raise UsageError(
-                path, "{} would write {} over it".format(option, what or Path(path).name)
+                "--blocks writes blocks.json beside the summary: give the "
+                "summary a file with -o FILE, not standard output (or run "
+                "extract blocks)"
             )
+        if csv:
+            raise UsageError(
+                "--csv writes steps.csv and first-body.csv beside the summary: "
+                "give the summary a file with -o FILE, not standard output"
+            )
+        return [("-o", Path(STDOUT))]
+    paths = summary_files(output, csv, blocks)
+    options = ["--csv"] * (2 if csv else 0) + ["--blocks"] * blocks + ["-o"]
+    return list(zip(options, paths))
 
 
 def extract_single(
@@ -130,34 +132,13 @@ def extract_single(
 ) -> None:
     """Write the summary of `profile` to `output` ("-": standard output), with the step
     tables (`csv`) and blocks.json (`blocks`) beside it; its warnings through `say`
-    unless `quiet`."""
-    if output != STDOUT and same_file(Path(output), profile):
-        raise UsageError(output, "the output would overwrite the profile")
+    unless `quiet`. Its outputs are checked already (run_single)."""
 
     def warn(extraction: "Extraction") -> None:
         if not quiet:
             for warning in extraction.warnings:
                 say("warning", "{}: {}".format(shown_path(profile), warning))
 
-    if blocks:
-        from .core.blockformats import blocks_path
-
-        if output == STDOUT:
-            raise UsageError(
-                "--blocks writes blocks.json beside the summary: give the "
-                "summary a file with -o FILE, not standard output (or run "
-                "extract blocks)"
-            )
-        _check_beside(profile, output, [blocks_path(output)], "--blocks", "blocks.json")
-    if csv:
-        from .core.steptables import csv_paths
-
-        if output == STDOUT:
-            raise UsageError(
-                "--csv writes steps.csv and first-body.csv beside the summary: "
-                "give the summary a file with -o FILE, not standard output"
-            )
-        _check_beside(profile, output, csv_paths(Path(output).parent), "--csv", "")
     extract_profile(
         profile, output, rules, use_pva=use_pva, csv=csv, blocks=blocks, on_extracted=warn
     )
@@ -176,10 +157,11 @@ def run_single(
     timeout: float,
 ) -> None:
     """The whole single run: its checks, its time limit (watch), its extraction."""
-    if profile.is_dir():
-        raise ProfileError(profile, "is a directory, not a profile")
+    check_profile(profile)
     target = output or STDOUT
-    watch(profile, target, say, csv, timeout, blocks)
+    outputs = summary_outputs(target, csv, blocks)
+    check_outputs(outputs, [profile], rules=rules)  # before the fork: usage errors at once
+    watch(profile, file_outputs(outputs), say, timeout)
     extract_single(profile, target, rules, say, quiet, use_pva=use_pva, csv=csv, blocks=blocks)
 
 
@@ -202,11 +184,10 @@ def run_blocks(
     from .output import write_output, write_output_from
 
     target = output or STDOUT
-    if profile.is_dir():
-        raise ProfileError(profile, "is a directory, not a profile")
-    if target != STDOUT and same_file(Path(target), profile):
-        raise UsageError(target, "the output would overwrite the profile")
-    watch(profile, target, say, False, timeout)  # the time limit, as extract's
+    check_profile(profile)
+    outputs = [("-o", target)]
+    check_outputs(outputs, [profile], rules=rules)
+    watch(profile, file_outputs(outputs), say, timeout)  # the time limit, as extract's
 
     def warn(result: "BlocksExtraction") -> None:
         if not quiet:

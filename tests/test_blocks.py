@@ -285,7 +285,7 @@ def test_unreadable_and_usage_errors(tmp_path):
     shutil.copyfile(str(EDGE / "multi-ipu" / "profile.pop"), str(profile))
     before = sha256(profile)
     result = invoke_extract("blocks", profile, "-o", profile, pva=False)
-    assert result.code == 2 and "overwrite the profile" in result.stderr
+    assert result.code == 2 and "-o would write over an input of this command" in result.stderr
     bad_rules = tmp_path / "rules.toml"
     bad_rules.write_text("fallback = 3\n")
     result = invoke_extract("blocks", profile, "--rules", bad_rules, pva=False)

@@ -16,6 +16,7 @@ import pytest
 from support import badinput as bad
 from support.checks import index_by, no_partial_files, the_error_line
 from support.cli import extract_command, run_extract
+from support.held import children
 from support.paths import PVA_DOUBLE, REPO
 
 # Generous limits for a process that must end by itself: only "it ended" is asserted.
@@ -286,14 +287,6 @@ def _catches(pid: int, signum: int) -> bool:
     return bool(int(mask.split()[1], 16) >> (signum - 1) & 1)
 
 
-def _children(pid: int) -> list:
-    try:
-        text = Path("/proc/{0}/task/{0}/children".format(pid)).read_text()
-    except OSError:
-        return []
-    return [int(child) for child in text.split()]
-
-
 def _wait_for(condition, what: str) -> None:
     # /proc has no event to wait on: poll it, with a generous bound.
     end = time.monotonic() + ENDS_WITHIN
@@ -319,7 +312,7 @@ def test_a_stopped_single_run_ends_like_ctrl_c(tmp_path, signum, timeout, diff):
     try:
 
         def ready():
-            workers = [run.pid] + (_children(run.pid) if timeout != "0" else [])
+            workers = [run.pid] + (children(run.pid) if timeout != "0" else [])
             return len(workers) == (1 if timeout == "0" else 2) and all(
                 _catches(pid, signum) for pid in workers
             )
@@ -477,7 +470,7 @@ def test_the_lock_file_is_never_followed_through_a_symlink(tmp_path):
 
 def _spawned_workers(pid: int) -> list:
     workers = []
-    for child in _children(pid):
+    for child in children(pid):
         try:
             command = Path("/proc/{}/cmdline".format(child)).read_bytes()
         except OSError:
@@ -546,10 +539,10 @@ def test_a_single_run_whose_extracting_process_dies_says_so_in_one_line(tmp_path
     run = _start([profile, "--rules", rules, "-o", out])
     try:
         _wait_for(
-            lambda: _children(run.pid) and _catches(_children(run.pid)[0], signal.SIGTERM),
+            lambda: children(run.pid) and _catches(children(run.pid)[0], signal.SIGTERM),
             "no extracting process",
         )
-        os.kill(_children(run.pid)[0], signal.SIGKILL)
+        os.kill(children(run.pid)[0], signal.SIGKILL)
         _stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
     finally:
         if run.poll() is None:

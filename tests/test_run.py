@@ -219,7 +219,7 @@ def test_output_onto_the_profile_is_refused(golden_profile):
     before = sha256(golden_profile)
     result = invoke_extract(golden_profile, "-o", golden_profile)
     assert result.code == 2, result
-    assert "would overwrite the profile" in result.stderr
+    assert "-o would write over an input of this command" in result.stderr
     assert sha256(golden_profile) == before
 
 

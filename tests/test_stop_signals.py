@@ -3,27 +3,17 @@ exit code 128 + the signal, no temporary file left and nothing replaced. The com
 held, through an audit hook, at the moment its output is about to be renamed into place
 (its temporary file written), so the signal always arrives mid-write: no timing guess."""
 
-import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from support.cases import copy_case
 from support.checks import no_partial_files
-from support.cli import extract_command, invoke_extract
-from support.paths import EDGE, PVA_DOUBLE
-
-HOLD = """
-import os, sys, time
-def _hold(event, args):
-    if event == "os.rename" and str(args[0]).endswith(".partial"):
-        open(os.environ["EXTRACT_TEST_HELD"], "w").close()
-        time.sleep(60)
-sys.addaudithook(_hold)
-"""
+from support.cli import invoke_extract
+from support.held import start_held
+from support.paths import EDGE
 
 
 @pytest.fixture
@@ -35,28 +25,8 @@ def batch_out(tmp_path):
 
 
 def held_run(tmp_path, args, signum):
-    hook = tmp_path / "hook"
-    hook.mkdir(exist_ok=True)
-    (hook / "sitecustomize.py").write_text(HOLD)
-    held = tmp_path / "held"
-    env = dict(
-        os.environ,
-        PYTHONPATH="{}{}{}".format(hook, os.pathsep, PVA_DOUBLE),
-        EXTRACT_TEST_HELD=str(held),
-    )
-    run = subprocess.Popen(
-        extract_command() + [str(a) for a in args],
-        cwd=str(tmp_path),
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    run = start_held(tmp_path, args)
     try:
-        end = time.monotonic() + 60
-        while not held.exists():
-            assert run.poll() is None, run.communicate()
-            assert time.monotonic() < end, "never reached its rename"
-            time.sleep(0.02)
         run.send_signal(signum)
         try:
             _stdout, stderr = run.communicate(timeout=10)

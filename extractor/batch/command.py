@@ -26,6 +26,7 @@ def run_batch_command(
     """Extract a batch; `line(text)` prints a line on stderr. The exit code: 0, 1 when a
     profile failed, 128 + a signal (130 for Ctrl-C) when stopped."""
     from ..output import make_folder
+    from ..targets import check_batch_inputs
     from .discover import discover
     from .progress import PlainReporter, QuietReporter, RichReporter
     from .run import RunOptions, available_cpus, require_pva, run_batch
@@ -44,6 +45,7 @@ def run_batch_command(
     if options.use_pva:
         require_pva()
     found = discover(paths)  # argument errors come before anything is made
+    check_batch_inputs(outdir, [item.profile for item in found.items], rules=rules)
     make_folder(outdir)  # one line if it cannot be (under a file, /proc, read-only)
     items = shard.take(found.items) if shard else found.items
     if quiet:

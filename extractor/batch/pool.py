@@ -13,9 +13,8 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import List, Optional
 
-from ..core.blockformats import blocks_path
-from ..core.steptables import csv_paths
-from ..output import remove_abandoned
+from ..core.pipeline import summary_files
+from ..partials import remove_abandoned
 from ..stopping import STOP_SIGNALS
 from .discover import BatchItem
 from .item import RunOptions, failed_entry
@@ -195,9 +194,5 @@ class Pool:
         worker.stop(abandon=True, grace=grace)
         if worker.item is not None:
             output = worker.item.output(self._outdir)
-            remove_abandoned(output)
-            if self._options.csv:
-                for table in csv_paths(output.parent):
-                    remove_abandoned(table)
-            if self._options.blocks:
-                remove_abandoned(blocks_path(output))
+            for path in summary_files(output, self._options.csv, self._options.blocks):
+                remove_abandoned(path, strict=True)

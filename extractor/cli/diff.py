@@ -92,7 +92,6 @@ def diff_command(
             top=top,
             quiet=quiet,
             timeout=timeout,
-            rules_path=rules_file,
         )
 
     report_errors(explain, debug)

@@ -4,6 +4,7 @@ step tables, with --blocks, blocks.json, from the same pass). The one path both
 depend on how it was asked for.
 """
 
+from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple
 
 from ..errors import StrPath
@@ -11,6 +12,23 @@ from ..output import write_atomic, write_output
 from .rules import StageRules
 from .summary import Extraction, summarize
 from .summary_json import summary_bytes
+
+
+def summary_files(output: StrPath, csv: bool = False, blocks: bool = False) -> List[Path]:
+    """Every file a summary written to `output` comes with, in the order they are
+    written: the step tables (`csv`), blocks.json (`blocks`), the summary last. What the
+    writer writes, its checks check and a killed writer's clean-up sweeps."""
+    paths: List[Path] = []
+    if csv:  # imported here: a run without --csv or --blocks does not need them
+        from .steptables import csv_paths
+
+        paths.extend(csv_paths(Path(output).parent))
+    if blocks:
+        from .blockformats import blocks_path
+
+        paths.append(blocks_path(output))
+    paths.append(Path(output))
+    return paths
 
 
 def extract_profile(
@@ -49,23 +67,11 @@ def extract_profile(
         else:
             write_output(output, data)
         return extraction, data
-    # Imported here: a run without --csv or --blocks does not need them (start-up time).
-    from pathlib import Path
-
     from ..output import atomic_files
 
     # The step tables and blocks.json come from the summary's own pass; the files
     # change together (the summary last).
-    paths: List[Path] = []
-    if csv:
-        from .steptables import csv_paths
-
-        paths.extend(csv_paths(Path(output).parent))
-    if blocks:
-        from .blockformats import blocks_path
-
-        paths.append(blocks_path(output))
-    paths.append(Path(output))
+    paths = summary_files(output, csv, blocks)
     with atomic_files(paths, strict) as handles:
         writer = None
         if blocks:  # blocks.json is written body by body during the pass

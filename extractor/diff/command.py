@@ -73,13 +73,12 @@ def run_diff(
     top: int = DEFAULT_TOP,
     quiet: bool = False,
     timeout: float = 0,
-    rules_path: Optional[Path] = None,
 ) -> dict:
     """The whole of `extract diff`: the diff written to `output` ("-" or None: standard
-    output) in `output_format`, atomically; the diff returned. `rules_path`: the rules'
-    file, if any (never written over)."""
+    output) in `output_format`, atomically; the diff returned. No output is one of its
+    inputs (the profiles, the rules' file: targets.check_outputs)."""
     from ..output import write_output
-    from ..single import STDOUT, watch
+    from ..single import STDOUT, file_outputs, watch
     from ..targets import check_outputs
 
     if top < 0:
@@ -89,8 +88,9 @@ def run_diff(
     wanted = parse_body("--block", block)
     candidate_wanted = parse_body("--candidate-block", candidate_block)
     target = output or STDOUT
-    check_outputs([("--output", target)], [base, candidate] + ([rules_path] if rules_path else []))
-    watch(base, target, say, False, timeout)
+    outputs = [("--output", target)]
+    check_outputs(outputs, [base, candidate], rules=rules)
+    watch(base, file_outputs(outputs), say, timeout)
     pva = None
     missing = None
     if use_pva:

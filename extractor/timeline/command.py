@@ -52,20 +52,19 @@ def run_trace(
 ) -> None:
     """Write the trace of `profiles` to `output` (trace-spec: one process per profile,
     each shifted to start at 0). UsageError for a missing -o, a run that does not exist,
-    an output that is one of the profiles; ProfileError for a profile extract cannot
+    an output that is one of its inputs; ProfileError for a profile extract cannot
     read."""
-    from ..single import same_file, watch
+    from ..single import check_profile, watch
+    from ..targets import check_outputs
 
     if not output or output == "-":
         raise UsageError("give the trace a file with -o FILE (a trace is not for a terminal)")
     check_clock(clock_mhz)
     check_runs(runs, every_row)
     for profile in profiles:
-        if profile.is_dir():
-            raise ProfileError(profile, "is a directory, not a profile")
-        if same_file(Path(output), profile):
-            raise UsageError(output, "the output would overwrite the profile")
-    watch(profiles[0], output, say, False, timeout)
+        check_profile(profile)
+    check_outputs([("-o", output)], profiles, rules=rules)
+    watch(profiles[0], [output], say, timeout)
     if use_pva and pva is None:
         pva = import_pva()
     clocks: List[Optional[float]] = []

@@ -7,6 +7,7 @@
 - cases: the fixtures as tests use them -- generator() (fixtures/generate.py), copy_case,
   golden_case_folder, sha256; two_ipus (a generated spec given a second IPU) and
   NO_OUTPUT_RULES (rules under which a generated trace has no output step).
+- held: a run held at its output's rename (start_held), a process's children.
 - checks: what many tests check -- one_error (a run that failed with one error line),
   the_error_line (one error line among other lines), index_lines and index_by (a batch's
   index.jsonl read back), no_partial_files, budget_file.
