@@ -1,4 +1,4 @@
-"""`extract blocks` (blocks-spec.md) through the real CLI, held against hand-checked
+"""`extract blocks` (docs/formats/blocks.md) through the real CLI, held against hand-checked
 files and against tests/support/blocks_oracle.py, an independent reading of the spec.
 
 tests/expected_blocks/<case>.json were worked out by hand, not by running extract: the
