@@ -203,7 +203,11 @@ def run_blocks(
 
     target = output or STDOUT
     if profile.is_dir():
-        raise ProfileError(profile, "is a directory, not a profile")
+        raise ProfileError(
+            profile,
+            "is a directory, not a profile (for every profile below a folder: "
+            "extract DIR -o OUTDIR --blocks)",
+        )
     if target != STDOUT and same_file(Path(target), profile):
         raise UsageError(target, "the output would overwrite the profile")
     watch(profile, target, say, False, timeout)  # the time limit, as extract's
