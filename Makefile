@@ -8,7 +8,8 @@ BIN := $(VENV)/bin
 
 .PHONY: venv install test lint format ci bench-smoke
 
-# The README's install step (over an existing .venv it only installs: CI starts afresh).
+# CONTRIBUTING.md's install step, the README's with the test extra (over an existing
+# .venv it only installs: CI starts afresh).
 venv:
 	$(PYTHON) -m venv $(VENV) && $(BIN)/pip install -q -e '.[test]'
 

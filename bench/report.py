@@ -7,7 +7,7 @@ The recordings are synthetic summaries: the reference summary
 (fixtures/vit-f8weight/expected.json) with every kernel's cycles, the device spans and
 the memory numbers scaled by a random factor each (seeded, so the same every run), in a
 batch-like folder with an index.jsonl (5 % failed, 10 % warned) and, beside every
-summary, a blocks.json of 2 runs x 12 blocks (blocks-spec.md's format): the largest page
+summary, a blocks.json of 2 runs x 12 blocks (docs/formats/blocks.md's format): the largest page
 such a batch makes. Made afresh in a temporary folder each run.
 
 Targets (issue 13): the page made in at most 5 s (wall time of the command, start-up

@@ -72,7 +72,7 @@ class SummaryFileError(ExtractorError):
 
 
 class BlocksFileError(ExtractorError):
-    """A blocks.json beside a summary cannot be read, or is not as blocks-spec.md
+    """A blocks.json beside a summary cannot be read, or is not as docs/formats/blocks.md
     describes it."""
 
 

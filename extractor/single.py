@@ -86,10 +86,14 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
-def check_profile(profile: Path) -> None:
-    """ProfileError for a folder given as a profile."""
+def check_profile(profile: Path, for_a_folder: str = "") -> None:
+    """ProfileError for a folder given as a profile; `for_a_folder`, when given, is the
+    command that does the same for every profile below a folder."""
     if profile.is_dir():
-        raise ProfileError(profile, "is a directory, not a profile")
+        problem = "is a directory, not a profile"
+        if for_a_folder:
+            problem += " (for every profile below a folder: {})".format(for_a_folder)
+        raise ProfileError(profile, problem)
 
 
 def file_outputs(option_paths: Iterable[Tuple[str, StrPath]]) -> List[Path]:
@@ -184,7 +188,7 @@ def run_blocks(
     from .output import write_output, write_output_from
 
     target = output or STDOUT
-    check_profile(profile)
+    check_profile(profile, "extract DIR -o OUTDIR --blocks")
     outputs = [("-o", target)]
     check_outputs(outputs, [profile], rules=rules)
     watch(profile, file_outputs(outputs), say, timeout)  # the time limit, as extract's

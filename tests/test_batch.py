@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -313,6 +314,26 @@ def test_slurm_shard_reads_the_array_variables(tmp_path):
         assert (tmp_path / "out" / "index-shard-{}-of-3.jsonl".format(k)).exists()
     outside = invoke_extract("runs", "-o", "out", "--shard", "slurm", cwd=tmp_path)
     assert outside.code == 2 and "SLURM_ARRAY_TASK_ID" in outside.stderr
+
+
+def test_run_help_names_every_slurm_variable_the_shard_reads():
+    """`--shard slurm` reads four variables (extractor/batch/shards.py): help names each,
+    and the two that may be unset, with their defaults."""
+    source = (REPO / "extractor" / "batch" / "shards.py").read_text(encoding="utf-8")
+    read = set(re.findall(r'"(SLURM_ARRAY_TASK_[A-Z]+)"', source))
+    assert read == {
+        "SLURM_ARRAY_TASK_ID",
+        "SLURM_ARRAY_TASK_COUNT",
+        "SLURM_ARRAY_TASK_MIN",
+        "SLURM_ARRAY_TASK_STEP",
+    }
+    wide = {"COLUMNS": "250", "TERMINAL_WIDTH": "250"}
+    text = invoke_extract("run", "--help", env=wide).stdout.decode("utf-8")
+    text = " ".join(text.replace("│", " ").split())
+    for name in sorted(read):
+        assert name in text, name
+    assert "SLURM_ARRAY_TASK_MIN (0 when unset)" in text
+    assert "SLURM_ARRAY_TASK_STEP (1 when unset)" in text
 
 
 def _start_batch(cwd: Path, *args, stderr=subprocess.DEVNULL):

@@ -1,4 +1,4 @@
-"""`extract blocks` (blocks-spec.md) through the real CLI, held against hand-checked
+"""`extract blocks` (docs/formats/blocks.md) through the real CLI, held against hand-checked
 files and against tests/support/blocks_oracle.py, an independent reading of the spec.
 
 tests/expected_blocks/<case>.json were worked out by hand, not by running extract: the
@@ -280,7 +280,11 @@ def test_unreadable_and_usage_errors(tmp_path):
     assert result.code == 1 and result.stderr.count("\n") == 1
     assert "not an SQLite database" in result.stderr
     result = invoke_extract("blocks", tmp_path, pva=False)
-    assert result.code == 1 and "is a directory" in result.stderr
+    assert (result.code, result.stderr) == (
+        1,
+        "extract: error: {}: is a directory, not a profile (for every profile below a "
+        "folder: extract DIR -o OUTDIR --blocks)\n".format(tmp_path),
+    )
     profile = tmp_path / "profile.pop"
     shutil.copyfile(str(EDGE / "multi-ipu" / "profile.pop"), str(profile))
     before = sha256(profile)

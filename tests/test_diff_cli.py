@@ -1,4 +1,4 @@
-"""`extract diff` (diff-spec.md) as a user meets it: the markdown a person reads (its
+"""`extract diff` (docs/formats/diff.md) as a user meets it: the markdown a person reads (its
 headline, the differences, the table of stages by kinds, the `--top N` step lines with
 what changed in words, the last line's counts, `|` escaped), `-o` written atomically,
 bodies that do not exist (usage errors, exit 2) and profiles that cannot be read (one

@@ -1,4 +1,4 @@
-"""`extract diff` (diff-spec.md) through the real CLI, held against
+"""`extract diff` (docs/formats/diff.md) through the real CLI, held against
 tests/support/diff_oracle.py, an independent plain reading of the spec: the JSON's exact
 bytes and the CSV's exact text, on the committed fixtures and on generated profiles of
 every kind, with every option that changes the result. The oracle itself is checked by

@@ -1,8 +1,10 @@
 """The documentation stands alone and cannot drift from the CLI.
 
-- Every relative link in README.md, CONTRIBUTING.md and docs/**/*.md names a file of
-  this repository (and, with `#anchor`, a heading of that file, by GitHub's slug rule);
-  no link leaves the repository, and no page names a specification kept outside it.
+- Every relative link in README.md, CONTRIBUTING.md, docs/, fixtures/ and examples/
+  names a file of this repository (and, with `#anchor`, a heading of that file, by
+  GitHub's slug rule; a link whose text runs over a line break too); no link leaves the
+  repository, and no page, nor any docstring or comment of the code, names a
+  specification kept outside it.
 - Every option that `extract --help` and `extract COMMAND --help` list (each `--long`
   and `-x` form) appears on that command's page, docs/commands/<command>.md, and every
   command has a page the README and the docs index link to.
@@ -25,7 +27,24 @@ README_LIMIT = 300
 
 
 def markdown_files():
-    return [REPO / "README.md", REPO / "CONTRIBUTING.md"] + sorted(DOCS.rglob("*.md"))
+    pages = [REPO / "README.md", REPO / "CONTRIBUTING.md"]
+    for folder in (DOCS, REPO / "fixtures", REPO / "examples"):
+        pages.extend(sorted(folder.rglob("*.md")))
+    return pages
+
+
+# Files this repository once cited that it does not hold (the specifications it was
+# written from, a reference summary's old name): the docs say the same in their own words.
+OUTSIDE = (
+    "../shared",
+    "shared/docs",
+    "summary-spec",
+    "blocks-spec",
+    "budget-spec",
+    "diff-spec",
+    "trace-spec",
+    "summary-vit-f8weight.json",
+)
 
 
 def _shown(path: Path) -> str:
@@ -41,29 +60,38 @@ _LINK = re.compile(
     r"(?:\s+\"[^\"]*\")?\s*\)"
 )
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+# A code span: a run of backquotes, then anything (line breaks too, within a paragraph)
+# up to a run of the same length.
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)")
 
 
-def _prose_lines(text: str):
-    """(line number, line) outside fenced code blocks, inline code spans blanked."""
-    fence = None
-    for number, line in enumerate(text.split("\n"), start=1):
+def _prose(text: str) -> str:
+    """The text with fenced code blocks emptied and inline code spans blanked, each line
+    where it was (so an offset still gives the line number)."""
+    fence, kept = None, []
+    for line in text.split("\n"):
         opening = _FENCE.match(line.lstrip())
         if fence is None and opening:
             fence = opening.group(1)[0] * 3
-            continue
-        if fence is not None:
+        elif fence is not None:
             if line.lstrip().startswith(fence):
                 fence = None
+        else:
+            kept.append(line)
             continue
-        yield number, _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
+        kept.append("")
+    paragraphs = re.split(r"(\n[ \t]*\n)", "\n".join(kept))
+    return "".join(
+        _CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), part) for part in paragraphs
+    )
 
 
 def links(path: Path):
-    """(line number, target) of every inline link and image of a markdown file."""
-    for number, line in _prose_lines(path.read_text(encoding="utf-8")):
-        for match in _LINK.finditer(line):
-            yield number, match.group(1) or match.group(2)
+    """(line number, target) of every inline link and image of a markdown file, a link
+    whose text runs over a line break included."""
+    text = _prose(path.read_text(encoding="utf-8"))
+    for match in _LINK.finditer(text):
+        yield text.count("\n", 0, match.start()) + 1, match.group(1) or match.group(2)
 
 
 def github_slug(heading: str) -> str:
@@ -130,10 +158,19 @@ def test_the_link_finder_finds_links_and_skips_code(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(
         'See [a](a.md), ![pic](img/p.png) and [b](b.md#x "title").\n'
-        "`[not](code.md)`\n```\n[nor](fenced.md)\n```\n[c](<c d.md>)\n",
+        "`[not](code.md)`\n```\n[nor](fenced.md)\n```\n[c](<c d.md>)\n"
+        "A [link over\ntwo lines](e.md#anchor) and `a span\nover two [lines](no.md)`.\n\n"
+        "`an unclosed span\n\n[f](f.md)\n",
         encoding="utf-8",
     )
-    assert [target for _, target in links(page)] == ["a.md", "img/p.png", "b.md#x", "c d.md"]
+    assert list(links(page)) == [
+        (1, "a.md"),
+        (1, "img/p.png"),
+        (1, "b.md#x"),
+        (6, "c d.md"),
+        (7, "e.md#anchor"),
+        (13, "f.md"),
+    ]
 
 
 @pytest.mark.parametrize("page", markdown_files(), ids=_shown)
@@ -167,18 +204,25 @@ def test_every_link_resolves_inside_the_repository(page):
 @pytest.mark.parametrize("page", markdown_files(), ids=_shown)
 def test_no_page_names_a_specification_outside_the_repository(page):
     text = page.read_text(encoding="utf-8")
-    for outside in (
-        "../shared",
-        "shared/docs",
-        "summary-spec.md",
-        "blocks-spec.md",
-        "budget-spec.md",
-    ):
+    for outside in OUTSIDE:
         assert outside not in text, "{} names {}".format(_shown(page), outside)
     tracker = re.search(r"\b(issue|item)s? \d+", text, re.I)
     assert tracker is None, "{}: {!r}: a tracker number a reader cannot follow".format(
         _shown(page), tracker.group(0)
     )
+
+
+def test_no_code_names_a_file_outside_the_repository():
+    """The docstrings and comments of the code, the tests, the fixtures' generator and
+    the benchmarks cite the docs, not files that are not here (this file aside)."""
+    problems = []
+    for folder in ("extractor", "tests", "fixtures", "bench"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            if path == Path(__file__).resolve():
+                continue
+            text = path.read_text(encoding="utf-8")
+            problems.extend("{}: {}".format(_shown(path), name) for name in OUTSIDE if name in text)
+    assert not problems, "\n".join(problems)
 
 
 def test_the_readme_is_short():

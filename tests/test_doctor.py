@@ -95,6 +95,23 @@ def test_text_output_says_each_check(tmp_path):
     assert "as it assumes" in lines[-1]
 
 
+def test_doctor_and_inspect_say_where_their_output_goes():
+    """Not "send us" (to whom?): an issue in the repository extractor came from, with the
+    JSON attached; in doctor's last line and in both commands' help."""
+    where = "open an issue in the repository you got extractor from"
+    result = invoke_extract("doctor", golden_case_folder() / "profile.pop")
+    last = result.stdout.decode("utf-8").splitlines()[-1]
+    assert last.endswith(
+        " To report it: {}, with `extract doctor PROFILE --json` attached "
+        "(docs/sdk-contract.md).".format(where)
+    ), last
+    for command in ("doctor", "inspect"):
+        wide = {"COLUMNS": "250", "TERMINAL_WIDTH": "250"}
+        text = invoke_extract(command, "--help", env=wide).stdout.decode("utf-8")
+        assert "send us" not in text.lower()
+        assert where in " ".join(text.replace("│", " ").split()), command
+
+
 def test_doctor_counts_the_fixtures_own_numbers():
     # multi-ipu, by hand from generate.py: 13 programs with ids 20..40; the 11 steps run
     # 11 distinct programs; 4 OnTileExecute (program, compute set) pairs (31/1, 32/2,

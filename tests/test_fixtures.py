@@ -401,7 +401,7 @@ def test_recompiled_first_body_has_the_readme_changes_and_no_other():
 
 
 def _spans(rows):
-    """Device spans (summary-spec) of _golden_rows' rows."""
+    """Device spans (docs/formats/summary.md) of _golden_rows' rows."""
     spans = []
     for i, r in enumerate(rows):
         if r[1] == "StreamCopyEnd" and r[2] == "copyFromHost":

@@ -12,7 +12,7 @@ from support.cases import copy_case, golden_case_folder, sha256
 from support.cli import invoke_extract
 from support.paths import EDGE, PVA_DOUBLE
 
-REQUIRED = {  # summary-spec.md, "The profile"
+REQUIRED = {  # docs/formats/summary.md, "What a profile must hold"
     "steps": ["id", "type", "program", "compute_set"],
     "steps_by_ipu": [
         "step_id",

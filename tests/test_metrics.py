@@ -1,4 +1,4 @@
-"""The metric names (budget-spec.md, "Metrics") of a summary, checked by hand against
+"""The metric names (docs/formats/budget.md, "Metric names") of a summary, checked by hand against
 the reference summary, and their edge cases."""
 
 import copy

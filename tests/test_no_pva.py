@@ -33,7 +33,7 @@ def without_pva(summary: dict) -> dict:
 
 
 def summary_bytes_of(summary: dict) -> bytes:
-    """summary-spec.md's bytes rule, by the standard library (not the code under test)."""
+    """docs/formats/summary.md's bytes rule, by the standard library (not the code under test)."""
     return (json.dumps(summary, indent=2) + "\n").encode("ascii")
 
 

@@ -2,7 +2,7 @@
 
 summary.py folds device rows into local [min start, max end] and hands them to
 DeviceSpans at marker rows, and looks names up per (program, compute set) pair; here a
-plain reading of summary-spec.md (sort the rows, then for each inference scan them)
+plain reading of docs/formats/summary.md (sort the rows, then for each inference scan them)
 checks kernels, qkv_executions and device_spans on traces of every shape, including
 steps with several rows stored out of step order."""
 

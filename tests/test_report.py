@@ -263,7 +263,7 @@ ODD = '<odd> & "stage"'
 
 
 def blocks_file(folder):
-    """A blocks.json by hand (blocks-spec.md's format): two runs of three blocks."""
+    """A blocks.json by hand (docs/formats/blocks.md's format): two runs of three blocks."""
 
     def body(run, block, cycles):
         total = sum(cycles.values())

@@ -8,7 +8,7 @@ extractor assumes of both holds for the real thing. They run only when
 - EXTRACTOR_REAL_PROFILES names real profile.pop files (separated by os.pathsep, ":" on
   Linux; a folder stands for every profile.pop under it),
 
-and are reported as skipped otherwise. How to run them and what to send us:
+and are reported as skipped otherwise. How to run them and what to attach to an issue:
 docs/sdk-contract.md.
 
 The cross-checks of SQL against pva are `extract doctor`'s own check functions

@@ -14,7 +14,7 @@ from support.paths import EDGE, GOLDEN, REPO
 
 BERT_RULES = REPO / "examples" / "rules-bert.toml"
 
-# summary-spec.md, "Default stage rules", copied by hand: the test's own oracle.
+# docs/formats/stage-rules.md, "The default rules", copied by hand: the test's own oracle.
 DEFAULT_RULES = [
     ("/attn/Softmax/", "score layout / softmax"),
     ("/attn/MatMul_1", "PV"),
@@ -65,7 +65,7 @@ def tally(rows):
 
 
 def golden_rows(profile):
-    """(step, kind, name, cycles) of every step row, straight from SQL (summary-spec's
+    """(step, kind, name, cycles) of every step row, straight from SQL (docs/formats/summary.md's
     name rule: the compute set's non-empty name, else the program's, else "")."""
     db = sqlite3.connect("file:{}?mode=ro".format(profile), uri=True)
     rows = db.execute(

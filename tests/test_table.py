@@ -1,6 +1,6 @@
 """`extract table`: one line per (recording, metric), CSV or JSON Lines. The numbers
 expected here are restated from the two fixture summaries by this test's own reading of
-budget-spec.md's metric table (sums of kernel cycles per stage, ...), or were checked by
+docs/formats/budget.md's metric table (sums of kernel cycles per stage, ...), or were checked by
 hand against the files (said where), never copied from the command's output.
 """
 
@@ -29,7 +29,7 @@ def read_csv(data: bytes):
 
 
 def expected_metrics(path):
-    """budget-spec.md's metrics of a summary, as this test reads the spec."""
+    """docs/formats/budget.md's metrics of a summary, as this test reads the spec."""
     data = json.loads(Path(path).read_text())
     found = {}
     for kernel in data["kernels"]:

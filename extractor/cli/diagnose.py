@@ -18,7 +18,8 @@ from .app import AS_JSON, PROFILE, app
         "Lists the SQLite tables with row counts (large tables: a cheap estimate, marked as "
         "such) and columns, whether the tables and columns the extractor reads are there, "
         "whether pva is importable, and the Poplar and profile format versions pva reads. "
-        "For a profile extract cannot read: send us its --json output."
+        "For a profile extract cannot read: open an issue in the repository you got "
+        "extractor from, with its --json output attached."
     ),
 )
 def inspect_command(
@@ -81,7 +82,8 @@ def stages_command(
         "rows per step against the IPU count, and the per-tile variables "
         "(autoReport.outputLoweredVars). Each check is ok, warn, fail or skipped (without "
         "pva: the pva checks), with what it means for the summary. Exit code 1 when a check "
-        "fails. Send us the --json output."
+        "fails. To report one: open an issue in the repository you got extractor from, "
+        "with the --json output attached."
     ),
 )
 def doctor_command(

@@ -44,7 +44,8 @@ def run(
         "--shard",
         metavar="K/N|slurm",
         help="Batch: take only share K of N of the sorted profiles (1 <= K <= N); 'slurm' "
-        "reads it from SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT.",
+        "reads it from SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN "
+        "(0 when unset) and SLURM_ARRAY_TASK_STEP (1 when unset).",
     ),
     no_pva: bool = typer.Option(
         False,

@@ -1,5 +1,5 @@
 """`extract compare --stat`: the stage rows of a comparison as a statistic over every
-block (blocks-spec.md), read from the blocks.json beside each summary.json, in place of
+block (docs/formats/blocks.md), read from the blocks.json beside each summary.json, in place of
 the first body's cycles. Only the stage rows and their total change; the rest of the
 comparison is the summaries' (`over_blocks` replaces those rows, nothing else).
 """

@@ -1,4 +1,4 @@
-"""Budgets: how much worse than the baseline a recording may be (budget-spec.md).
+"""Budgets: how much worse than the baseline a recording may be (docs/formats/budget.md).
 
 `load_budget(path)` reads and checks a budget file (everything that can be checked before
 any summary is read); `check_budget(budget, recordings)` checks the recordings of a

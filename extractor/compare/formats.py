@@ -6,7 +6,7 @@ milliseconds to 0.001, percentages to 0.1). Every row of the CSV and JSON carrie
 metric's name (extractor.core.metrics) as `metric_name`. A comparison with budget checks
 (`Comparison.with_checks`) has each checked value marked: in markdown after the value (✅,
 or ❌ with the budget and how far past its limit), in CSV in a `<label> budget` column
-after each recording's, and in JSON as the list `budgets` (budget-spec.md).
+after each recording's, and in JSON as the list `budgets` (docs/formats/budget.md).
 
 Names and labels are written by extractor.escaping's rules: markdown cells by
 `markdown_cell` (exchange names as code spans, `markdown_code`), CSV text cells by

@@ -1,4 +1,4 @@
-"""blocks.json's three formats (blocks-spec.md, "Other formats"), and blocks.json read
+"""blocks.json's three formats (docs/formats/blocks.md, "Other formats"), and blocks.json read
 back (`read_blocks_json`) for compare --stat and the report.
 
 The bodies of a long trace are many (65,000 on a 1M-row trace), so JSON and CSV are
@@ -271,7 +271,7 @@ def read_blocks_json(path: StrPath) -> dict:
 
 
 def not_blocks(path: StrPath, problem: str) -> BlocksFileError:
-    """The error for the blocks.json at `path` that is not as blocks-spec.md says."""
+    """The error for the blocks.json at `path` that is not as docs/formats/blocks.md says."""
     return BlocksFileError(path, "not a blocks file: " + problem)
 
 

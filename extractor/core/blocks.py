@@ -1,5 +1,5 @@
 """blocks.json: every body of every inference, its cycles per stage, and statistics over
-the bodies (blocks-spec.md).
+the bodies (docs/formats/blocks.md).
 
 `BlockBodies` rides along the summary's one pass over the step rows
 (`summary._one_pass`): it sees each notable row (kernels and marker candidates) once, in

@@ -1,4 +1,4 @@
-"""The metric names: one vocabulary for every table the tool writes (budget-spec.md,
+"""The metric names: one vocabulary for every table the tool writes (docs/formats/budget.md,
 "Metrics"). `metrics(summary)` gives a summary's numbers under these names, in the order
 the comparison lists its rows; a number that is null or absent in the summary is absent
 here. compare's rows, budgets, `extract table` and the report all name numbers this way.

@@ -20,7 +20,7 @@ from ..inputs import NotRegular, read_regular
 #: report find them by it below a folder.
 SUMMARY_NAME = "summary.json"
 
-#: The keys of a summary, in the spec's order (summary-spec.md, "The summary, key by key").
+#: The keys of a summary, in the spec's order (docs/formats/summary.md, "The fields, in order").
 SUMMARY_KEYS = (
     "profile",
     "kernels",

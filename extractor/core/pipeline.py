@@ -50,7 +50,7 @@ def extract_profile(
     `strict`).
     `csv`: steps.csv and first-body.csv beside the summary, the three files changing
     together (`output.atomic_files`). `blocks`: blocks.json beside it, from the same
-    pass (blocks-spec.md), changing with it. `strict`: `output` is inside a
+    pass (docs/formats/blocks.md), changing with it. `strict`: `output` is inside a
     batch's OUTDIR (`output.replaceable`). `profile_label`: the summary's "profile" value
     (default: the path). `on_extracted(extraction)` is called once the summary is made,
     before anything is written (to print its warnings).

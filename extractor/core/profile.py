@@ -1,7 +1,7 @@
 """The SQL side of a profile: the spec's tables checked, and the spec's queries.
 
 The file's own checks, before and after SQLite opens it, are sqlitefile.py's. Only the
-tables and columns of summary-spec.md are used; anything else in the file is ignored.
+tables and columns of docs/formats/summary.md are used; anything else in the file is ignored.
 Aggregates are left to SQLite; step rows are streamed from a cursor.
 """
 

@@ -52,7 +52,7 @@ NO_LOWERED_VARS = (
 
 class Extraction(NamedTuple):
     """A summary (a dict in the spec's key order) and the warnings met making it; with
-    `blocks=True`, also every body of the same pass (blocks.BlockBodies: blocks-spec.md)."""
+    `blocks=True`, also every body of the same pass (blocks.BlockBodies: docs/formats/blocks.md)."""
 
     summary: dict
     warnings: List[str]
@@ -261,7 +261,7 @@ def summarize(
     blocks: bool = False,
     blocks_writer: Optional["BodyWriter"] = None,
 ) -> Extraction:
-    """The summary of one profile.pop, as summary-spec.md defines it.
+    """The summary of one profile.pop, as docs/formats/summary.md defines it.
 
     `rules` defaults to the installed stage_rules.toml; `pva` to the importable module;
     `use_pva=False` leaves the three pva facts null; `profile_label` defaults to

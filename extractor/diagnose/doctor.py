@@ -36,6 +36,11 @@ from .targetchecks import check_clock, check_steps_by_ipu_rows, check_vars_info
 
 #: The `format` value of `extract doctor --json`: bumped when a key changes meaning.
 JSON_FORMAT = "extract-doctor/1"
+# Where the text's last line sends its reader: the project's tracker, as the docs say.
+TO_REPORT_IT = (
+    "To report it: open an issue in the repository you got extractor from, with "
+    "`extract doctor PROFILE --json` attached (docs/sdk-contract.md)."
+)
 
 # --------------------------------------------------------------------------- running them
 
@@ -222,5 +227,5 @@ def doctor_text(answer: dict) -> str:
         verdict = "extract reads this profile, with the warnings above."
     else:
         verdict = "extract reads this profile as it assumes."
-    lines.append(verdict + " Send us `extract doctor PROFILE --json` (docs/sdk-contract.md).")
+    lines.append(verdict + " " + TO_REPORT_IT)
     return "".join(terminal_text(line) + "\n" for line in lines)

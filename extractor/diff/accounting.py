@@ -24,7 +24,7 @@ def unit_key(unit: Unit) -> Tuple[str, str]:
 
 
 def explain(base: Side, candidate: Side, stages: List[str]) -> dict:
-    """The diff of two bodies (diff-spec's JSON, as a dict). `stages`: every stage label
+    """The diff of two bodies (docs/formats/diff.md's JSON, as a dict). `stages`: every stage label
     of the rules in use, in their order (blocks.json's `stages`)."""
     entries = _entries(base, candidate)
     counts = dict.fromkeys(STATUSES, 0)

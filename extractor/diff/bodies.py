@@ -24,7 +24,7 @@ BodyKey = Tuple[int, int]
 
 
 class Unit(NamedTuple):
-    """The rows of one step of a body, summed (diff-spec: "Units")."""
+    """The rows of one step of a body, summed (docs/formats/diff.md, JSON: the units)."""
 
     step: int
     kind: str

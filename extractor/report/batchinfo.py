@@ -1,10 +1,10 @@
 """What lies beside the summaries of a batch: its index (which profiles failed, and
-with what warnings) and the blocks.json files (blocks-spec.md), read for the report.
+with what warnings) and the blocks.json files (docs/formats/blocks.md), read for the report.
 
 An index is looked for in each folder argument itself (`OUTDIR/index.jsonl`, and the
 shards' `index-shard-K-of-N.jsonl`), as `extract PATH... -o OUTDIR` leaves it; a summary
 file given alone has none. A blocks.json is read where it sits beside a recording's
-summary.json; one that is not as blocks-spec.md describes is an error naming it.
+summary.json; one that is not as docs/formats/blocks.md describes is an error naming it.
 """
 
 import json

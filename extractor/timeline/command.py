@@ -50,7 +50,7 @@ def run_trace(
     quiet: bool = False,
     timeout: float = 0,
 ) -> None:
-    """Write the trace of `profiles` to `output` (trace-spec: one process per profile,
+    """Write the trace of `profiles` to `output` (docs/formats/trace.md: one process per profile,
     each shifted to start at 0). UsageError for a missing -o, a run that does not exist,
     an output that is one of its inputs; ProfileError for a profile extract cannot
     read."""

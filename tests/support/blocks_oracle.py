@@ -1,4 +1,4 @@
-"""A second, deliberately plain reading of blocks-spec.md, for tests/test_blocks.py.
+"""A second, deliberately plain reading of docs/formats/blocks.md, for tests/test_blocks.py.
 
 `oracle_blocks(profile, label, rules_path=None)` reads the step rows with one plain SQL
 join, reads the rules file itself (TOML), and applies the spec's definitions literally,

@@ -440,7 +440,7 @@ BLOCKS_MUTATIONS = [
     "a JSON list",
     "empty object",
 ]
-# The mutations after which a blocks.json is not one (blocks-spec.md's types; numbers
+# The mutations after which a blocks.json is not one (docs/formats/blocks.md's types; numbers
 # beyond 64 bits, NaN, 1e400: no block's). The others keep it one.
 BLOCKS_INVALID = set(BLOCKS_MUTATIONS) - {
     "median negative",

@@ -1,9 +1,9 @@
-"""A second, deliberately plain reading of diff-spec.md, for the tests of `extract diff`.
+"""A second, deliberately plain reading of docs/formats/diff.md, for the tests of `extract diff`.
 
 `diff_oracle(base, candidate, ...)` reads every step row of each profile with one plain
 SQL join, reads `pva-double.json` beside each profile as the pva stand-in would serve
 it, reads the rules file itself (TOML, through blocks_oracle.read_rules), cuts the
-bodies as blocks-spec.md says (blocks_oracle.cut_bodies, which blocks_oracle's own
+bodies as docs/formats/blocks.md says (blocks_oracle.cut_bodies, which blocks_oracle's own
 bodies come from), groups a body's rows into units, aligns the two bodies' keys with
 difflib exactly as the spec words it, and builds the JSON document as a dict with its
 keys in the spec's order. Everything is held in lists and recomputed from
@@ -14,13 +14,13 @@ the spec's exact accounting (and that the counts agree with the entries).
 
 Readings of the spec made here (where its words leave a choice):
 
-- A body is a body of blocks-spec.md (cut at the next anchor or at the first
+- A body is a body of docs/formats/blocks.md (cut at the next anchor or at the first
   output-begins step after its anchor); the default body is the first of them, body 0
   (`--block R:K` numbers bodies "as blocks.json numbers them"; body 0 is the summary's
   first body cut at the first output-begins step).
 - `--block R:K` alone selects R:K in both profiles; `--candidate-block` replaces it for
   the candidate only (without `--block`, the base keeps its first body).
-- Masking is budget-spec.md's, on the whole name, with ASCII digits; the `(2)`, `(3)`
+- Masking is docs/formats/budget.md's, on the whole name, with ASCII digits; the `(2)`, `(3)`
   suffixes for repeated masked names are the budget's exchanges' and do not apply to
   keys (a body repeats keys, and the alignment is what tells them apart).
 - pva facts are those of the summary's kernel field, for every unit: a step whose
@@ -74,7 +74,7 @@ class PvaMissing(Exception):
     """pva has no facts for a step's program or compute set."""
 
 
-# ---- masked names (budget-spec.md, "Metrics") ---------------------------------------
+# ---- masked names (docs/formats/budget.md, "Metric names") ---------------------------------------
 
 _PREFIX = re.compile(r"(\A|[{,/])(cs|copy)[0-9]+_")
 _DIGIT_PART = re.compile(r"/[0-9]+(?=[/,{}]|\Z)")
@@ -92,7 +92,7 @@ def mask(name: str) -> str:
 
 def read_profile(profile, rules: dict, use_pva: bool) -> dict:
     """Every step row (dicts: step, kind, name, stage, cycles, active_tiles, vertices,
-    max_exchange_code_bytes), the bodies (blocks-spec.md) and the facts `differences`
+    max_exchange_code_bytes), the bodies (docs/formats/blocks.md) and the facts `differences`
     compares."""
     db = connect(profile)
     try:
@@ -251,7 +251,7 @@ def diff_oracle(
     base_label=None,
     candidate_label=None,
 ) -> dict:
-    """The JSON document diff-spec.md gives for `extract diff BASE CANDIDATE`.
+    """The JSON document docs/formats/diff.md gives for `extract diff BASE CANDIDATE`.
 
     `block`, `candidate_block`: (run, block) tuples, or None (`--block`,
     `--candidate-block`); `rules`: a rules TOML file, or None for stage_rules.toml;

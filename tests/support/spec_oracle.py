@@ -1,4 +1,4 @@
-"""A second, deliberately plain reading of summary-spec.md, for the bad-input tests.
+"""A second, deliberately plain reading of docs/formats/summary.md, for the bad-input tests.
 
 `oracle_summary(profile, label)` reads the seven tables into Python lists with SQL no
 cleverer than `SELECT` (plus `CAST(... AS TEXT)` for names, the documented way names of
