@@ -18,7 +18,6 @@ from collections import deque
 from pathlib import Path
 from typing import Deque, List, NamedTuple, Optional
 
-from ..core.pvafacts import ENABLE_HINT
 from ..errors import PvaMissingError
 from ..stopping import STOP_SIGNALS, Stopped
 from .discover import BatchItem
@@ -40,7 +39,7 @@ def available_cpus() -> int:
 def require_pva() -> None:
     """Fail once, before any worker starts, when pva cannot be found."""
     if importlib.util.find_spec("pva") is None:
-        raise PvaMissingError("pva", ENABLE_HINT)
+        raise PvaMissingError("No module named 'pva'")  # the words of import_pva's error
 
 
 class BatchResult(NamedTuple):

@@ -9,7 +9,7 @@ import typer
 
 from ..core.rules import load_rules
 from ..exits import exit_with, line, report_errors, say, stoppable
-from .app import DEBUG, RULES, app, timeout_option
+from .app import DEBUG, RULES, app, no_pva_option, timeout_option
 
 
 @app.command("run")
@@ -46,12 +46,10 @@ def run(
         help="Batch: take only share K of N of the sorted profiles (1 <= K <= N); 'slurm' "
         "reads it from SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT.",
     ),
-    no_pva: bool = typer.Option(
-        False,
-        "--no-pva",
-        help="Extract without PopVision's Python API: the three pva facts "
+    no_pva: bool = no_pva_option(
+        "Extract without PopVision's Python API: the three pva facts "
         "(attention_exchanges, each kernel's max_exchange_code_bytes and vertices) "
-        "are null.",
+        "are null."
     ),
     csv: bool = typer.Option(
         False,

@@ -76,8 +76,8 @@ def run_checks(path, pva=None) -> dict:
                 "pva",
                 WARN,
                 reason + "; the Poplar SDK's enable.sh provides it",
-                "extract needs --no-pva here: attention_exchanges, "
-                "max_exchange_code_bytes and vertices are then null",
+                "extract PROFILE fails here; extract --no-pva PROFILE leaves "
+                "attention_exchanges, max_exchange_code_bytes and vertices null",
                 **status,
             )
         )
@@ -213,14 +213,24 @@ def doctor_text(answer: dict) -> str:
         if check["status"] in (WARN, FAIL):
             lines.append("  {:<4}  {:<{w}}  means: {}".format("", "", check["means"], w=width))
     lines.append("")
-    if counts[FAIL]:
-        verdict = (
-            "A check failed: extract would read this profile wrongly there, and "
-            "refuses it where it can tell."
-        )
-    elif counts[WARN]:
-        verdict = "extract reads this profile, with the warnings above."
-    else:
-        verdict = "extract reads this profile as it assumes."
+    verdict = _verdict(answer)
     lines.append(verdict + " Send us `extract doctor PROFILE --json` (docs/sdk-contract.md).")
     return "".join(terminal_text(line) + "\n" for line in lines)
+
+
+def _verdict(answer: dict) -> str:
+    """What `extract PROFILE` does with this profile on this host (docs/pva.md: without
+    pva it fails, and `extract --no-pva PROFILE` reads what SQL holds)."""
+    counts = answer["counts"]
+    failed = "extract would read this profile wrongly there, and refuses it where it can tell."
+    if any(c["name"] == "pva" and c["status"] == WARN for c in answer["checks"]):
+        without = "extract PROFILE would fail here: pva is not importable; "
+        if counts[FAIL]:
+            return without + "and a check failed: " + failed
+        others = ", with the other warnings above" if counts[WARN] > 1 else ""
+        return without + "extract --no-pva PROFILE reads it{}.".format(others)
+    if counts[FAIL]:
+        return "A check failed: " + failed
+    if counts[WARN]:
+        return "extract reads this profile, with the warnings above."
+    return "extract reads this profile as it assumes."
