@@ -10,7 +10,6 @@ still a path, with its usual error.
 """
 
 import json
-import os
 import shutil
 
 import pytest
@@ -18,6 +17,7 @@ import pytest
 from support.cases import sha256
 from support.checks import one_error
 from support.cli import invoke_extract, run_extract
+from support.fsfuzz import snapshot
 from support.paths import EDGE
 
 PROFILE = EDGE / "name-rules" / "profile.pop"
@@ -72,29 +72,14 @@ def test_every_command_has_its_typos_here():
     assert len(commands) == 11  # run merge compare diff blocks table report trace ...
 
 
-def _listing(folder):
-    """Every file and folder below `folder`, with each file's size."""
-    found = []
-    for top, folders, names in os.walk(str(folder)):
-        found += [(os.path.relpath(os.path.join(top, name), str(folder)), -1) for name in folders]
-        found += [
-            (
-                os.path.relpath(os.path.join(top, name), str(folder)),
-                os.path.getsize(os.path.join(top, name)),
-            )
-            for name in names
-        ]
-    return sorted(found)
-
-
 @pytest.mark.parametrize("typo,meant", TYPOS)
 def test_a_typo_of_a_command_is_a_usage_error(tmp_path, typo, meant):
     shutil.copyfile(str(PROFILE), str(tmp_path / "a.pop"))
-    before = _listing(tmp_path)
+    before = snapshot(tmp_path)
     result = invoke_extract(typo, "a.pop", "a.pop", "-o", "out", cwd=tmp_path)
     line = one_error(result, 2)
     assert line == "extract: error: unknown command '{}' (did you mean '{}'?)".format(typo, meant)
-    assert _listing(tmp_path) == before  # no out/, no summary, no index
+    assert snapshot(tmp_path) == before  # no out/, no summary, no index
 
 
 @pytest.mark.parametrize(
@@ -110,12 +95,12 @@ def test_the_typos_of_the_first_hour_are_caught_by_the_real_command(tmp_path, ar
         shutil.copyfile(str(PROFILE), str(tmp_path / name))
     (tmp_path / "A.json").write_text("{}", encoding="ascii")
     (tmp_path / "B.json").write_text("{}", encoding="ascii")
-    before = _listing(tmp_path)
+    before = snapshot(tmp_path)
     digest = sha256(tmp_path / "A.pop")
     result = run_extract(*args, cwd=tmp_path)
     expected = "extract: error: unknown command '{}' (did you mean '{}'?)".format(args[0], meant)
     assert one_error(result, 2) == expected
-    assert _listing(tmp_path) == before
+    assert snapshot(tmp_path) == before
     assert sha256(tmp_path / "A.pop") == digest
 
 

@@ -18,9 +18,10 @@ import sys
 import pytest
 import typer.main
 
-from support.cases import copy_case, sha256
+from support.cases import copy_case
 from support.checks import one_error
 from support.cli import run_extract
+from support.fsfuzz import snapshot
 from support.paths import EDGE, REPO
 
 CASE = EDGE / "name-rules"  # it has an exchange kernel: pva facts to be missing
@@ -61,14 +62,6 @@ def folder(tmp_path):
     return tmp_path
 
 
-def _listing(folder):
-    return sorted(
-        (os.path.relpath(os.path.join(top, name), str(folder)), sha256(os.path.join(top, name)))
-        for top, _, names in os.walk(str(folder))
-        for name in names
-    ) + sorted(os.path.relpath(top, str(folder)) for top, _, _ in os.walk(str(folder)))
-
-
 def test_every_command_is_in_one_class_of_the_policy():
     from extractor.cli import app
 
@@ -89,10 +82,10 @@ def test_every_command_is_in_one_class_of_the_policy():
 @pytest.mark.parametrize("name", sorted(NEEDS_PVA))
 def test_without_pva_a_command_that_needs_it_fails_naming_its_flag(folder, name):
     args = NEEDS_PVA[name]
-    before = _listing(folder)
+    before = snapshot(folder)
     result = run_extract(*args, cwd=folder, pva=False)
     assert one_error(result, 1) == CLI_LINE
-    assert _listing(folder) == before  # nothing written, the profiles untouched
+    assert snapshot(folder) == before  # nothing written, the profiles untouched
     # the flag the line names is that command's, and does what it says
     flagged = run_extract(*args, "--no-pva", cwd=folder, pva=False)
     assert flagged.code == 0, flagged
@@ -184,11 +177,11 @@ def test_from_python_the_error_names_the_librarys_parameter(folder, call):
             check=False,
         )
 
-    before = _listing(folder)
+    before = snapshot(folder)
     failed = python("")
     assert failed.returncode == 3, failed
     assert failed.stdout.decode("utf-8") == LIBRARY_LINE + "\n"
-    assert _listing(folder) == before
+    assert snapshot(folder) == before
     done = python(", use_pva=False")
     assert done.returncode == 0, done
 
