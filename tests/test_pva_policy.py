@@ -190,3 +190,21 @@ def test_the_policy_page_is_linked_from_every_page_of_a_command_that_asks_pva():
     for command in ["run", "diff", "trace", "inspect", "doctor"]:
         page = (REPO / "docs" / "commands" / "{}.md".format(command)).read_text("utf-8")
         assert "](../pva.md" in page, command
+
+
+@pytest.mark.parametrize("name", ["run", "batch", "diff", "trace"])
+def test_a_pva_that_is_found_but_cannot_load_fails_the_same_way(folder, tmp_path, name):
+    # A pva built for another Python: on the path, but its import fails. A batch fails
+    # once, before any worker, with the line a single profile gives.
+    broken = tmp_path / "sdk" / "pva"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text(
+        "raise ImportError('_pva.so: undefined symbol: PyUnicode_AsUTF8')\n", encoding="ascii"
+    )
+    args = NEEDS_PVA[name]
+    before = snapshot(folder)
+    result = run_extract(*args, cwd=folder, pva=False, env={"PYTHONPATH": str(broken.parent)})
+    assert one_error(result, 1) == CLI_LINE.replace(
+        "(No module named 'pva')", "(_pva.so: undefined symbol: PyUnicode_AsUTF8)"
+    )
+    assert snapshot(folder) == before
