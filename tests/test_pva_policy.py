@@ -208,3 +208,23 @@ def test_a_pva_that_is_found_but_cannot_load_fails_the_same_way(folder, tmp_path
         "(No module named 'pva')", "(_pva.so: undefined symbol: PyUnicode_AsUTF8)"
     )
     assert snapshot(folder) == before
+
+
+def test_doctor_says_extract_fails_where_pva_cannot_open_the_report(tmp_path):
+    # The stand-in is importable but opens no report without its pva-double.json.
+    copy_case(CASE, tmp_path)
+    (tmp_path / "pva-double.json").unlink()
+    result = run_extract("doctor", "profile.pop", cwd=tmp_path, pva=True)
+    assert result.code == 1, result  # a check failed
+    lines = result.stdout.decode("utf-8").splitlines()
+    assert lines[-1].startswith(
+        "extract PROFILE would fail here: pva could not open the report; "
+        "extract --no-pva PROFILE reads it. "
+    ), result
+    assert (
+        "means: extract PROFILE fails on this profile; extract --no-pva PROFILE leaves "
+        "attention_exchanges, max_exchange_code_bytes and vertices null"
+    ) in result.stdout.decode("utf-8")
+    failed = run_extract("profile.pop", "-o", "s.json", cwd=tmp_path, pva=True)
+    assert "PopVision could not open the report" in one_error(failed, 1)
+    assert run_extract("profile.pop", "--no-pva", "-o", "s.json", cwd=tmp_path).code == 0

@@ -51,6 +51,12 @@ PVA_CHECKS = tuple(
 )
 
 
+#: What extract does here without pva, in a check's `means` (docs/pva.md).
+WITHOUT_PVA = (
+    "extract --no-pva PROFILE leaves attention_exchanges, max_exchange_code_bytes and vertices null"
+)
+
+
 def run_checks(path, pva=None) -> dict:
     """Every check on the profile at `path`, as the JSON `extract doctor --json` prints.
 
@@ -76,8 +82,7 @@ def run_checks(path, pva=None) -> dict:
                 "pva",
                 WARN,
                 reason + "; the Poplar SDK's enable.sh provides it",
-                "extract PROFILE fails here; extract --no-pva PROFILE leaves "
-                "attention_exchanges, max_exchange_code_bytes and vertices null",
+                "extract PROFILE fails here; " + WITHOUT_PVA,
                 **status,
             )
         )
@@ -101,7 +106,7 @@ def run_checks(path, pva=None) -> dict:
                     "report_opens",
                     FAIL,
                     reason,
-                    "extract cannot read the pva facts of this profile (only with --no-pva)",
+                    "extract PROFILE fails on this profile; " + WITHOUT_PVA,
                     error=one_line(exc),
                 )
             )
@@ -218,16 +223,31 @@ def doctor_text(answer: dict) -> str:
     return "".join(terminal_text(line) + "\n" for line in lines)
 
 
+#: The checks whose failure makes `extract PROFILE` fail for want of pva, and why.
+_PVA_BLOCKERS = {
+    ("pva", WARN): "pva is not importable",
+    ("report_opens", FAIL): "pva could not open the report",
+}
+
+
 def _verdict(answer: dict) -> str:
     """What `extract PROFILE` does with this profile on this host (docs/pva.md: without
     pva it fails, and `extract --no-pva PROFILE` reads what SQL holds)."""
-    counts = answer["counts"]
+    counts = dict(answer["counts"])
     failed = "extract would read this profile wrongly there, and refuses it where it can tell."
-    if any(c["name"] == "pva" and c["status"] == WARN for c in answer["checks"]):
-        without = "extract PROFILE would fail here: pva is not importable; "
+    blockers = [
+        (status, _PVA_BLOCKERS[c["name"], status])
+        for c in answer["checks"]
+        for status in [c["status"]]
+        if (c["name"], status) in _PVA_BLOCKERS
+    ]
+    if blockers:
+        status, reason = blockers[0]
+        counts[status] -= 1  # the others
+        without = "extract PROFILE would fail here: {}; ".format(reason)
         if counts[FAIL]:
             return without + "and a check failed: " + failed
-        others = ", with the other warnings above" if counts[WARN] > 1 else ""
+        others = ", with the other warnings above" if counts[WARN] else ""
         return without + "extract --no-pva PROFILE reads it{}.".format(others)
     if counts[FAIL]:
         return "A check failed: " + failed
