@@ -59,8 +59,33 @@ class RulesError(ExtractorError):
     exit_code = 2
 
 
+#: How a Python caller does without pva: every library function that reads pva facts
+#: takes `use_pva` (docs/pva.md).
+LIBRARY_WITHOUT_PVA = "pass use_pva=False"
+
+
 class PvaMissingError(ExtractorError):
-    """PopVision's Python API (`pva`) cannot be imported."""
+    """PopVision's Python API (`pva`) cannot be imported: `pva: <how to enable it, or do
+    without it>`, with `cause` (the ImportError's words) at the end. `way_out` says how
+    whoever asked does without pva: the library's parameter by default; the command line
+    words it with its command's flag (`worded`). None: no way out is said."""
+
+    def __init__(self, cause: str = "", way_out: Optional[str] = LIBRARY_WITHOUT_PVA):
+        self.cause = cause
+        self.way_out = way_out
+        problem = (
+            "PopVision's Python API was not found: it comes only with the Poplar SDK; "
+            "enable it with 'source <poplar_sdk>/enable.sh' and use the SDK's Python"
+        )
+        if way_out is not None:
+            problem += ", or {} to do without the pva facts".format(way_out)
+        if cause:
+            problem += " ({})".format(cause)
+        super().__init__("pva", problem)
+
+    def worded(self, way_out: Optional[str]) -> "PvaMissingError":
+        """The same error, with another way out."""
+        return PvaMissingError(self.cause, way_out)
 
 
 class OutputError(ExtractorError):

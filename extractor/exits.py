@@ -7,9 +7,12 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from .errors import ExtractorError, one_line
+from .errors import ExtractorError, PvaMissingError, one_line
 
 PROG = "extract"
+
+#: The flag of each command that can do without pva (docs/pva.md).
+NO_PVA = "--no-pva"
 
 
 def say(kind: str, message: str) -> None:
@@ -39,16 +42,25 @@ def stoppable(action: Callable[[], Any]) -> Callable[[], Any]:
     return run
 
 
+def in_the_commands_words(error: ExtractorError) -> ExtractorError:
+    """`error` as the command line says it: a missing pva names the library's parameter
+    (use_pva=False) in Python, and here the flag that every command reading pva facts
+    declares (cli/app.py's no_pva_option): `add --no-pva`."""
+    if isinstance(error, PvaMissingError):
+        return error.worded("add " + NO_PVA)
+    return error
+
+
 def report_errors(action: Callable[[], Any], debug: Optional[bool] = None) -> Any:
-    """Run `action()`; an error becomes one line on stderr and the exit code it asks for
-    (with a traceback first when `debug`); Ctrl-C exits 130. `debug` None: the command
-    has no --debug option to suggest."""
+    """Run `action()`; an error becomes one line on stderr (in_the_commands_words) and
+    the exit code it asks for (with a traceback first when `debug`); Ctrl-C exits 130.
+    `debug` None: the command has no --debug option to suggest."""
     try:
         return action()
     except ExtractorError as exc:
         if debug:
             traceback.print_exc()
-        say("error", str(exc))
+        say("error", str(in_the_commands_words(exc)))
         raise typer.Exit(exc.exit_code) from None
     except typer.Exit:
         raise

@@ -98,7 +98,7 @@ def test_the_graph_sees_imports_at_every_depth():
     # (`..errors`), one of a submodule by `from PACKAGE import NAME`.
     graph = import_graph()
     assert "extractor.batch.command" in graph["extractor.cli.extraction"]
-    assert "extractor.errors" in graph["extractor.batch.run"]
+    assert "extractor.errors" in graph["extractor.batch.discover"]
     assert "extractor.core.metrics" in graph["extractor.compare.comparison"]  # from .. import
     assert len(graph) == len(list(PACKAGE_DIR.rglob("*.py")))
 

@@ -10,7 +10,6 @@ only and is replaced.
 """
 
 import contextlib
-import importlib.util
 import os
 import signal
 import threading
@@ -18,8 +17,7 @@ from collections import deque
 from pathlib import Path
 from typing import Deque, List, NamedTuple, Optional
 
-from ..core.pvafacts import ENABLE_HINT
-from ..errors import PvaMissingError
+from ..core.pvafacts import import_pva
 from ..stopping import STOP_SIGNALS, Stopped
 from .discover import BatchItem
 from .index import IndexWriter, index_name, known_entries, lock_index
@@ -38,9 +36,10 @@ def available_cpus() -> int:
 
 
 def require_pva() -> None:
-    """Fail once, before any worker starts, when pva cannot be found."""
-    if importlib.util.find_spec("pva") is None:
-        raise PvaMissingError("pva", ENABLE_HINT)
+    """Fail once, before any worker starts, when pva cannot be imported: imported, not
+    only found, so that a pva built for another Python (found, but failing to load)
+    fails the batch with the line a single profile gives, not each profile alone."""
+    import_pva()
 
 
 class BatchResult(NamedTuple):

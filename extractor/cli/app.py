@@ -6,7 +6,7 @@ from typing import Any
 import typer
 
 from ..commandline import DefaultCommandGroup, print_version
-from ..exits import PROG
+from ..exits import NO_PVA, PROG
 from ..single import DEFAULT_TIMEOUT
 
 app = typer.Typer(
@@ -70,6 +70,12 @@ BUDGET = typer.Option(
 )
 PROFILE = typer.Argument(..., metavar="PROFILE", help="A profile.pop file.")
 AS_JSON = typer.Option(False, "--json", help="Print JSON for machines.")
+
+
+def no_pva_option(help_text: str) -> Any:
+    """--no-pva, declared so by every command that reads pva facts: without pva and
+    without it, such a command fails, and its error names it (docs/pva.md)."""
+    return typer.Option(False, NO_PVA, help=help_text)
 
 
 def timeout_option(help_text: str) -> Any:

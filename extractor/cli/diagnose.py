@@ -8,7 +8,7 @@ import typer
 from ..core.rules import load_rules
 from ..exits import report_errors, stoppable
 from ..output import print_answer
-from .app import AS_JSON, PROFILE, app
+from .app import AS_JSON, PROFILE, app, no_pva_option
 
 
 @app.command(
@@ -31,9 +31,7 @@ def inspect_command(
         help="Count every table's rows exactly (may read the whole file); by default "
         "large tables get a cheap estimate, marked as such.",
     ),
-    no_pva: bool = typer.Option(
-        False, "--no-pva", help="Do not import PopVision's Python API (pva)."
-    ),
+    no_pva: bool = no_pva_option("Do not import PopVision's Python API (pva)."),
 ):
     from ..diagnose.inspection import inspect_profile, inspect_text
 

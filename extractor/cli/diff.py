@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from ..exits import report_errors, say
-from .app import DEBUG, RULES, app, timeout_option
+from .app import DEBUG, RULES, app, no_pva_option, timeout_option
 
 DIFF_HELP = (
     "Explain why two recordings differ: one body of each profile, step by step.\n\n"
@@ -46,11 +46,8 @@ def diff_command(
         help="The candidate's body, when it is not --block's.",
     ),
     rules_file: Optional[Path] = RULES,
-    no_pva: bool = typer.Option(
-        False,
-        "--no-pva",
-        help="Without PopVision's Python API: vertices and exchange code are neither read "
-        "nor compared (as when pva is not installed).",
+    no_pva: bool = no_pva_option(
+        "Without PopVision's Python API: vertices and exchange code are neither read nor compared."
     ),
     output_format: DiffFormat = typer.Option(
         DiffFormat.markdown,

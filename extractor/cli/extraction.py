@@ -9,7 +9,7 @@ import typer
 
 from ..core.rules import load_rules
 from ..exits import exit_with, line, report_errors, say, stoppable
-from .app import DEBUG, RULES, app, timeout_option
+from .app import DEBUG, RULES, app, no_pva_option, timeout_option
 
 
 @app.command("run")
@@ -47,12 +47,10 @@ def run(
         "reads it from SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN "
         "(0 when unset) and SLURM_ARRAY_TASK_STEP (1 when unset).",
     ),
-    no_pva: bool = typer.Option(
-        False,
-        "--no-pva",
-        help="Extract without PopVision's Python API: the three pva facts "
+    no_pva: bool = no_pva_option(
+        "Extract without PopVision's Python API: the three pva facts "
         "(attention_exchanges, each kernel's max_exchange_code_bytes and vertices) "
-        "are null.",
+        "are null."
     ),
     csv: bool = typer.Option(
         False,

@@ -8,7 +8,7 @@ import typer
 
 from ..exits import report_errors, say
 from ..single import DEFAULT_TIMEOUT
-from .app import app
+from .app import app, no_pva_option
 
 TRACE_HELP = (
     "Write the execution as a Chrome/Perfetto trace: open it in ui.perfetto.dev.\n\n"
@@ -51,11 +51,9 @@ def trace_command(
         readable=False,
         help="A stage rules TOML file replacing the installed stage_rules.toml.",
     ),
-    no_pva: bool = typer.Option(
-        False,
-        "--no-pva",
-        help="Without PopVision's Python API: no vertices nor max_exchange_code_bytes in "
-        "the steps' args, and no clock from pva.",
+    no_pva: bool = no_pva_option(
+        "Without PopVision's Python API: no vertices nor max_exchange_code_bytes in "
+        "the steps' args, and no clock from pva."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors."),
     timeout: float = typer.Option(

@@ -43,13 +43,6 @@ from typing import (
 from ..errors import ProfileError, PvaMissingError, StrPath
 from .model import AttentionExchange
 
-ENABLE_HINT = (
-    "PopVision's Python API was not found: it comes only with the Poplar SDK; "
-    "enable it with 'source <poplar_sdk>/enable.sh' and run extract with the "
-    "SDK's Python, or add --no-pva for a summary without the pva facts"
-)
-
-
 # ---- the seam with pva: the slice of its API used here ---------------------------------
 # The real module (the Poplar SDK's) and the stand-in of the tests (tests/pva_double) both
 # serve it. Read-only properties: an attribute, a property or a pybind11 getter will do.
@@ -151,11 +144,12 @@ def shown_name(name: object, limit: int = 120) -> str:
 
 
 def import_pva() -> PvaModule:
-    """The `pva` module, or PvaMissingError saying how to enable it."""
+    """The `pva` module, or PvaMissingError saying how to enable it (or pass
+    use_pva=False)."""
     try:
         import pva
     except ImportError as exc:
-        raise PvaMissingError("pva", "{} ({})".format(ENABLE_HINT, exc)) from exc
+        raise PvaMissingError(str(exc)) from exc
     return pva
 
 

@@ -56,6 +56,12 @@ PVA_CHECKS = tuple(
 )
 
 
+#: What extract does here without pva, in a check's `means` (docs/pva.md).
+WITHOUT_PVA = (
+    "extract --no-pva PROFILE leaves attention_exchanges, max_exchange_code_bytes and vertices null"
+)
+
+
 def run_checks(path, pva=None) -> dict:
     """Every check on the profile at `path`, as the JSON `extract doctor --json` prints.
 
@@ -81,8 +87,7 @@ def run_checks(path, pva=None) -> dict:
                 "pva",
                 WARN,
                 reason + "; the Poplar SDK's enable.sh provides it",
-                "extract needs --no-pva here: attention_exchanges, "
-                "max_exchange_code_bytes and vertices are then null",
+                "extract PROFILE fails here; " + WITHOUT_PVA,
                 **status,
             )
         )
@@ -106,7 +111,7 @@ def run_checks(path, pva=None) -> dict:
                     "report_opens",
                     FAIL,
                     reason,
-                    "extract cannot read the pva facts of this profile (only with --no-pva)",
+                    "extract PROFILE fails on this profile; " + WITHOUT_PVA,
                     error=one_line(exc),
                 )
             )
@@ -218,14 +223,38 @@ def doctor_text(answer: dict) -> str:
         if check["status"] in (WARN, FAIL):
             lines.append("  {:<4}  {:<{w}}  means: {}".format("", "", check["means"], w=width))
     lines.append("")
-    if counts[FAIL]:
-        verdict = (
-            "A check failed: extract would read this profile wrongly there, and "
-            "refuses it where it can tell."
-        )
-    elif counts[WARN]:
-        verdict = "extract reads this profile, with the warnings above."
-    else:
-        verdict = "extract reads this profile as it assumes."
-    lines.append(verdict + " " + TO_REPORT_IT)
+    lines.append(_verdict(answer) + " " + TO_REPORT_IT)
     return "".join(terminal_text(line) + "\n" for line in lines)
+
+
+#: The checks whose failure makes `extract PROFILE` fail for want of pva, and why.
+_PVA_BLOCKERS = {
+    ("pva", WARN): "pva is not importable",
+    ("report_opens", FAIL): "pva could not open the report",
+}
+
+
+def _verdict(answer: dict) -> str:
+    """What `extract PROFILE` does with this profile on this host (docs/pva.md: without
+    pva it fails, and `extract --no-pva PROFILE` reads what SQL holds)."""
+    counts = dict(answer["counts"])
+    failed = "extract would read this profile wrongly there, and refuses it where it can tell."
+    blockers = [
+        (status, _PVA_BLOCKERS[c["name"], status])
+        for c in answer["checks"]
+        for status in [c["status"]]
+        if (c["name"], status) in _PVA_BLOCKERS
+    ]
+    if blockers:
+        status, reason = blockers[0]
+        counts[status] -= 1  # the others
+        without = "extract PROFILE would fail here: {}; ".format(reason)
+        if counts[FAIL]:
+            return without + "and a check failed: " + failed
+        others = ", with the other warnings above" if counts[WARN] else ""
+        return without + "extract --no-pva PROFILE reads it{}.".format(others)
+    if counts[FAIL]:
+        return "A check failed: " + failed
+    if counts[WARN]:
+        return "extract reads this profile, with the warnings above."
+    return "extract reads this profile as it assumes."

@@ -7,7 +7,7 @@ from typing import Callable, Optional
 from ..core.blocks import stage_labels
 from ..core.pvafacts import PvaModule, import_pva
 from ..core.rules import StageRules
-from ..errors import ProfileError, PvaMissingError, UsageError, shown_path
+from ..errors import ProfileError, UsageError, shown_path
 from .accounting import explain
 from .bodies import BodyKey, read_side
 from .formats import DEFAULT_TOP, FORMATS
@@ -76,7 +76,9 @@ def run_diff(
 ) -> dict:
     """The whole of `extract diff`: the diff written to `output` ("-" or None: standard
     output) in `output_format`, atomically; the diff returned. No output is one of its
-    inputs (the profiles, the rules' file: targets.check_outputs)."""
+    inputs (the profiles, the rules' file: targets.check_outputs). PvaMissingError,
+    before anything is written, when `use_pva` and pva cannot be imported. The diff says
+    nothing but errors: `quiet` changes nothing."""
     from ..output import write_output
     from ..single import STDOUT, file_outputs, watch
     from ..targets import check_outputs
@@ -91,22 +93,9 @@ def run_diff(
     outputs = [("--output", target)]
     check_outputs(outputs, [base, candidate], rules=rules)
     watch(base, file_outputs(outputs), say, timeout)
-    pva = None
-    missing = None
-    if use_pva:
-        try:
-            pva = import_pva()
-        except PvaMissingError as exc:
-            missing = exc
+    pva = import_pva() if use_pva else None  # PvaMissingError without it (docs/pva.md)
     diff = diff_profiles(
         base, candidate, rules, block=wanted, candidate_block=candidate_wanted, pva=pva
     )
     write_output(target, FORMATS[output_format](diff, top))
-    if missing is not None and not quiet:  # after the output: an error is a line alone
-        say(
-            "warning",
-            "pva: PopVision's Python API (it comes with the Poplar SDK) was not found: "
-            "vertices and exchange code were not compared (--no-pva: the same, without "
-            "this warning)",
-        )
     return diff

@@ -47,8 +47,8 @@ def oracle_for(base, candidate, cwd=REPO, **options):
 
 def expect_diff(base, candidate, cwd=REPO, pva=True, **options) -> dict:
     """Run the JSON and CSV formats; assert they are the oracle's; return its result.
-    `pva`: whether the stand-in is importable (options' `use_pva=False` is `--no-pva`);
-    without it, the facts are left out as with `--no-pva`."""
+    `pva`: whether the stand-in is importable (options' `use_pva=False` is `--no-pva`,
+    which a run without it needs: docs/pva.md)."""
     flag = options.get("use_pva", True)
     want = oracle_for(base, candidate, cwd=cwd, **dict(options, use_pva=flag and pva))
     check_accounting(want)
