@@ -134,7 +134,9 @@ def report_command(
         None,
         "--baseline",
         metavar="LABEL",
-        help="The recording changes are measured against (default: the first).",
+        help="The recording changes are measured against: its label, or a run of its "
+        "folder names that names one recording (golden for golden/inference). Default: "
+        "the first, passing over a folder's summaries without first-body kernels.",
     ),
     budget_file: Optional[Path] = typer.Option(
         None,
