@@ -109,9 +109,12 @@ def test_the_report_says_it_for_that_recording(recordings, tmp_path):
         "Several IPUs: the stage columns, their total, the chart and the heat map of "
         "multi (2 IPUs) are " + SUMMED
     )
-    summaries = [d.find("summary").text() for d in page.find_all("details", cls="heat-map")]
-    assert summaries[0].startswith("multi (2 IPUs: kernel cycles added up over them)")
-    assert summaries[1].startswith("single: ")
+    maps = page.find_all("details", cls="heat-map")
+    assert [m.find("summary").text().split(":")[0] for m in maps] == ["multi", "single"]
+    assert [[p.text() for p in m.find_all("p", cls="note")] for m in maps] == [
+        ["2 IPUs: kernel cycles, added up over the IPUs' rows of each step (not time)."],
+        [],
+    ]
 
 
 def test_a_one_ipu_report_has_no_note(recordings, tmp_path):

@@ -61,7 +61,8 @@ def compare_command(
     ),
     debug: bool = DEBUG,
 ):
-    """Compare recordings: one table, recordings as columns, changes against the first."""
+    """Compare recordings: one table, recordings as columns, changes against the first
+    (the baseline; a folder's summaries without first-body kernels passed over)."""
     from ..compare.command import run_compare
 
     exit_with(

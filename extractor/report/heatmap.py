@@ -12,9 +12,9 @@ HEAT_LEVELS = 9  # heat map shades, from the column's least cycles (0) to its mo
 # still worked out over them all, and the slowest is shown even beyond the limit.
 MAX_HEAT_ROWS = 200
 # And at most this many stages (columns, besides the total): the first that have cycles,
-# in the page's stage order (the rules', as in the blocks.json's "stages"; then any other
-# labels its blocks have, sorted). A hand-made or damaged file can have thousands of
-# labels: 400 blocks of 40 labels each made a 39 MB page. The total still counts every stage.
+# in the blocks.json's "stages" order (then any other labels its blocks have, sorted). A
+# hand-made or damaged file can have thousands of labels: 400 blocks of 40 labels each
+# made a 39 MB page. The total still counts every stage.
 MAX_HEAT_COLUMNS = 24
 # The page as a whole draws at most this many heat-map cells (about 30 bytes each: some
 # 3 MB); the heat maps past it are listed, not drawn. 201 rows of 25 columns are 5,025
@@ -51,20 +51,20 @@ class HeatMap(NamedTuple):
         return sum(len(row.cells) for row in self.rows)
 
 
-def build_heat_map(label: str, blocks: HeatMapBlocks, order: Sequence[str] = ()) -> HeatMap:
+def build_heat_map(label: str, blocks: HeatMapBlocks, run_order: Sequence[str] = ()) -> HeatMap:
     """Blocks by stages: each cell shaded by where it falls between its column's least
     and most cycles, so that the slow block of each stage stands out. The columns are in
-    the page's stage order (`order`: the stage rules', as the table's columns), then the
-    rest in the file's `stages` order. At most MAX_HEAT_COLUMNS stages get a column, and
-    MAX_HEAT_ROWS blocks a row."""
+    the order the first body runs its stages (`run_order`: the summary's kernels' stages,
+    in step order), then the rest in the file's `stages` order. At most MAX_HEAT_COLUMNS
+    stages get a column, and MAX_HEAT_ROWS blocks a row."""
     with_cycles = {
         stage for body in blocks.bodies for stage, value in body.cycles.items() if value is not None
     }
     listed = set(blocks.stages)
     present = [
         s
-        for s in dict.fromkeys(list(order) + list(blocks.stages))
-        if s in with_cycles and (s in listed or s in order)
+        for s in dict.fromkeys(list(run_order) + list(blocks.stages))
+        if s in with_cycles and (s in listed or s in run_order)
     ]
     present += sorted({s for b in blocks.bodies for s in b.cycles} - set(present) - listed)
     not_shown = max(0, len(present) - MAX_HEAT_COLUMNS)

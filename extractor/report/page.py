@@ -356,7 +356,9 @@ def build_page(
     heat_maps = []
     drawn_cells = 0
     for recording, blocks in drawn:
-        heat_map = build_heat_map(recording.label, blocks, order)._replace(
+        # A heat map's columns: as its first body runs them (heatmap.py), not the table's.
+        run_order = [kernel.get("stage") for kernel in recording.summary.kernels]
+        heat_map = build_heat_map(recording.label, blocks, run_order)._replace(
             ipus=kernel_step_ipus(recording.summary)
         )
         if drawn_cells + heat_map.cells > MAX_HEAT_CELLS:  # it, and every one after
