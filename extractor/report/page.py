@@ -43,7 +43,7 @@ DEFAULT_TITLE = "extract report"
 MAX_SPAN_COLUMNS = 16
 
 # Stage colours (Okabe and Ito's palette, told apart with colour-blindness too); the
-# stages take them in order of appearance, a stage beyond them starts again.
+# stages take them in the table's order, a stage beyond them starts again.
 STAGE_COLOURS = (
     "#0072B2",
     "#E69F00",
@@ -117,10 +117,11 @@ def change(value, baseline, lower_is_better: bool) -> Optional[Change]:
 
 
 def stage_order(rules_orders: Sequence[Sequence[str]] = ()) -> List[str]:
-    """The order of the page's stages: the stage rules' order, whichever recording was
-    read first. `rules_orders`: the `stages` of the blocks.json files drawn (each the
-    rules its profile was extracted with, in rules order), then the installed
-    stage_rules.toml's labels and fallback; each label once, where first seen."""
+    """The order of the table's and the chart's stages: the stage rules' order, not the
+    order in which the recordings were read. `rules_orders`: the `stages` of the
+    blocks.json files drawn (each the rules its profile was extracted with, in rules
+    order), then the installed stage_rules.toml's labels and fallback; each label once,
+    where first seen."""
     from ..core.blocks import stage_labels
     from ..core.rules import load_rules
 
