@@ -201,7 +201,8 @@ def run_blocks(
     if output_format == "markdown":  # the statistics only
         result = extract_blocks(profile, rules)
         warn(result)
-        write_output(target, block_statistics_markdown(result.bodies.statistics()))
+        statistics, ipus = result.bodies.statistics(), result.bodies.anchor_ipus
+        write_output(target, block_statistics_markdown(statistics, ipus))
         return
     # Written body by body into a temporary file as the pass goes (a long trace has
     # tens of thousands), then copied out whole: never a partial output.

@@ -552,6 +552,51 @@ def test_example_budget_passes_on_the_reference_against_itself(tmp_path):
     assert [s.tests for s in suites] == [1, len(checks) - 1]
 
 
+def test_example_budget_on_the_readme_s_showcase_fails_as_the_readme_says(tmp_path):
+    # The README's gate: the recompiled fixture against the golden summary. By hand
+    # (fixtures/vit-f8weight-recompiled/README.md and the diff in the README): the QK
+    # transpose's exchange grew 248 -> 400 code bytes (limit 248 * 1.1 = 272.8), the
+    # attention Mul_1 exchange was fused away (missing), the weight cast's exchange is
+    # new (skipped); every stage, span and memory is within. 28 checks: the baseline's
+    # bound on allocated max, then 6 stages, total, 4 spans, qkv, 2 on allocated max, its
+    # mean, exchange max and the golden summary's 11 cs# exchanges.
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## A budget as a CI gate", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert (
+        "extract compare fixtures/vit-f8weight/expected.json "
+        "fixtures/vit-f8weight-recompiled/summary.json --budget examples/budget.toml" in block
+    )
+    assert "`budget: 2 of 28 checks failed, 1 skipped` and `exit code 3`" in section
+    recompiled = tmp_path / "vit-f8weight-recompiled" / "summary.json"
+    made = invoke_extract(
+        "fixtures/vit-f8weight-recompiled/profile.pop", "-o", recompiled, cwd=REPO
+    )
+    assert made.code == 0, made
+    result = gate(REFERENCE, recompiled, "-f", "json", "--budget", EXAMPLE)
+    assert result.code == 3, result
+    assert result.lines[-1] == "budget: 2 of 28 checks failed, 1 skipped"
+    checks = checks_of(result)
+    assert len([c for c in checks if c["status"] != "skipped"]) == 28
+    exchange = "attention_exchange:cs#_/visual/trunk/blocks/blocks.0/attn/"
+    not_ok = sorted(
+        (c["status"], c["metric"], c["baseline"], c["value"], c["limit"])
+        for c in checks
+        if c["status"] != "ok"
+    )
+    assert not_ok == [
+        ("fail", exchange + "MatMul/#/matmulGrouped/Conv_1/Convolve/ExchangePre", 248, 400, 272.8),
+        ("missing", exchange + "Mul_1/#/Op/Multiply/ExchangePre", 16, None, None),
+        (
+            "skipped",
+            exchange + "qkv/MatMul/#/matmulGrouped/Conv_1/castWeights/Cast/ExchangePre",
+            None,
+            96,
+            None,
+        ),
+    ]
+
+
 def test_example_budget_catches_the_b_variant():
     # vit-f8weight-b (see its README): PV +10 % and an exchange gone: fails the gate.
     b = GOLDEN.parent / "vit-f8weight-b" / "expected.json"

@@ -321,7 +321,11 @@ def test_blocks_markdown_rows_stay_rows_and_labels_stay_text(tmp_path):
         "blocks", EDGE / "multi-ipu" / "profile.pop", "--rules", rules, "-f", "markdown", pva=False
     )
     assert result.code == 0, result
-    rows = assert_markdown_table(result.stdout.decode("utf-8"), 9)
+    # Two IPUs: a note follows the table, after a blank line (test_several_ipus.py).
+    table, _, note = result.stdout.decode("utf-8").partition("\n\n")
+    assert note.startswith("Several IPUs (2): ") and note.count("\n") == 1
+    assert_terminal_safe(note)
+    rows = assert_markdown_table(table + "\n", 9)
     assert [cell_text(row[0]) for row in rows[1:]] == [
         terminal_text(label) for label in hostile.values()
     ] + ["total"]

@@ -65,8 +65,8 @@ BUDGET = typer.Option(
     "--budget",
     metavar="FILE",
     readable=False,
-    help="A budget file (TOML): how much worse than the first recording each metric may "
-    "be. Checked values are marked; exit code 3 when a check fails.",
+    help="A budget file (TOML): how much worse than the baseline (the first recording) "
+    "each metric may be. Checked values are marked; exit code 3 when a check fails.",
 )
 PROFILE = typer.Argument(..., metavar="PROFILE", help="A profile.pop file.")
 AS_JSON = typer.Option(False, "--json", help="Print JSON for machines.")

@@ -61,7 +61,8 @@ def compare_command(
     ),
     debug: bool = DEBUG,
 ):
-    """Compare recordings: one table, recordings as columns, changes against the first."""
+    """Compare recordings: one table, recordings as columns, changes against the first
+    (the baseline; a folder's summaries without first-body kernels passed over)."""
     from ..compare.command import run_compare
 
     exit_with(
@@ -134,7 +135,9 @@ def report_command(
         None,
         "--baseline",
         metavar="LABEL",
-        help="The recording changes are measured against (default: the first).",
+        help="The recording changes are measured against: its label, or a run of its "
+        "folder names that names one recording (golden for golden/inference). Default: "
+        "the first, passing over a folder's summaries without first-body kernels.",
     ),
     budget_file: Optional[Path] = typer.Option(
         None,

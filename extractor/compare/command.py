@@ -75,6 +75,7 @@ def run_compare(
     """The whole of `extract compare`: the table on standard output, the chart and the
     JUnit report where asked, the budget's last line through `line`; the exit code (0,
     or GATE_FAILED when a budget check failed)."""
+    from .baseline import baseline_first, default_baseline, passed_over_notes
     from .blockstats import FIRST, MissingBlocks, over_blocks, read_block_statistics, stat_metrics
     from .chart import write_chart
     from .comparison import compare
@@ -101,6 +102,10 @@ def run_compare(
                 " ".join(str(p) for p in paths), len(recordings)
             )
         )
+    # The baseline by the rule report follows too (baseline.py); it is the first column.
+    chosen = default_baseline(recordings)
+    notes += passed_over_notes(recordings, chosen)
+    recordings = baseline_first(recordings, chosen)
     comparison = compare(recordings, clock_mhz)
     found: Optional[List[dict]] = None  # each recording's metrics, when not its summary's
     blocks: Optional[List[dict]] = None  # each recording's blocks.json, with --stat

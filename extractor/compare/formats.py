@@ -19,6 +19,7 @@ import json
 import math
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
+from ..core import metrics
 from ..errors import shown_path
 from ..escaping import csv_cell, markdown_cell, markdown_code
 from .budget import FAIL, FAILING, MISSING, OK, SKIPPED, BudgetCheck, budget_line, excess
@@ -158,9 +159,28 @@ def to_markdown(comparison: Comparison) -> str:
                 _exchange_metric(exchange), " | ".join(cells)
             )
         )
+    note = _several_ipus_note(comparison)
+    if note:
+        lines += ["", note]
     if comparison.checks is not None:
         lines += ["", budget_line(comparison.checks)]
     return "\n".join(lines) + "\n"
+
+
+def _several_ipus_note(comparison: Comparison) -> str:
+    """What the stage rows are for the recordings on several IPUs ("" when none is)."""
+    several = [
+        "{} ({} IPUs)".format(markdown_cell(recording.label), ipus)
+        for recording, ipus in (
+            (r, metrics.kernel_step_ipus(r.summary)) for r in comparison.recordings
+        )
+        if ipus > 1
+    ]
+    if not several:
+        return ""
+    return "Several IPUs: the stage rows and their total of {} are {}.".format(
+        ", ".join(several), metrics.SUMMED_OVER_IPUS
+    )
 
 
 def _csv_value(value) -> str:

@@ -14,7 +14,8 @@ summary._read_trace).
   empty cells; the header's stage labels are text cells (`escaping.csv_text_cell`: one
   a spreadsheet would read as a formula gets a leading `'`);
 - markdown: the statistics only, one line per stage with kernel rows, then the total;
-  stage labels as `escaping.markdown_cell` writes them.
+  stage labels as `escaping.markdown_cell` writes them; on several IPUs, a note of what
+  the cycles are below.
 """
 
 import csv
@@ -182,15 +183,21 @@ def _line(cell: str, stats: dict) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def block_statistics_markdown(statistics: dict) -> bytes:
+def block_statistics_markdown(statistics: dict, ipus: int = 1) -> bytes:
     """A GitHub-flavoured markdown table of cycles over the blocks (`statistics`: the
     "stats" and "total" of blocks.json): one line per stage that has kernel rows, then
-    `total` (none without blocks); means and standard deviations to 0.1 cycle."""
+    `total` (none without blocks); means and standard deviations to 0.1 cycle. `ipus`:
+    the most IPUs an anchor step ran on; on several, a note below says what the cycles
+    are (metrics.SUMMED_OVER_IPUS)."""
+    from .metrics import SUMMED_OVER_IPUS
+
     lines = [MARKDOWN_HEADER, "|---|" + "---:|" * 6 + "---|---|"]
     for label, stats in statistics["stats"].items():
         lines.append(_line(markdown_cell(label), stats))
     if statistics["total"] is not None:
         lines.append(_line("**total**", statistics["total"]))
+    if ipus > 1:
+        lines += ["", "Several IPUs ({}): these are {}.".format(ipus, SUMMED_OVER_IPUS)]
     # A lone surrogate in a label (a name not UTF-8) is shown as \udXXX.
     return ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace")
 

@@ -187,6 +187,10 @@ class BlockBodies:
         self.cycles: Optional[List[int]] = None
         self.rows: List[int] = []
         self._blocks_of_run: Dict[int, int] = {}
+        # The most rows one anchor step has: the IPUs it ran on (kernel cycles add
+        # their rows up), for blocks' markdown to say so.
+        self.anchor_ipus = 0
+        self._anchor_rows = 0
         if writer is not None:
             writer.begin(profile_label, self.stages)
 
@@ -208,6 +212,9 @@ class BlockBodies:
             if step != self._last_anchor:
                 self._close(step)
                 self._open(step)
+            self._anchor_rows += 1  # a row per IPU the anchor step ran on
+            if self._anchor_rows > self.anchor_ipus:
+                self.anchor_ipus = self._anchor_rows
         elif (
             kind == OUTPUT_BEGINS_KIND
             and classes.output_begins
@@ -238,6 +245,7 @@ class BlockBodies:
 
     def _open(self, step: SqlValue) -> None:
         self._last_anchor = self._first = step
+        self._anchor_rows = 0
         # Input-delivered steps smaller than the anchor: this row's own step, should it
         # be one too, is counted after this (in `row`).
         self._run = self._inputs

@@ -106,6 +106,28 @@ def metrics(summary: Summary) -> Dict[str, Number]:
     return found
 
 
+# ---- several IPUs ---------------------------------------------------------------------
+
+#: What a stage's cycles are when a step ran on several IPUs (the summary's kernels hold
+#: a row per IPU of each step, and stage cycles add them all up), in one wording for
+#: compare's markdown, the report and blocks' markdown.
+SUMMED_OVER_IPUS = (
+    "kernel cycles, each kernel step's cycles added up over its rows on every IPU it ran "
+    "on: the IPUs run at the same time, so these sums are not the time a step took"
+)
+
+
+def kernel_step_ipus(summary: Summary) -> int:
+    """How many IPUs a first-body kernel step ran on, as far as the summary tells: the
+    most kernel rows one step has (a step has a row per IPU it ran on); 0 without
+    kernels. summary.json records no IPU count: this is what its kernels show."""
+    rows: Dict[object, int] = {}
+    for kernel in summary.kernels:
+        step = kernel.get("step")
+        rows[step] = rows.get(step, 0) + 1
+    return max(rows.values()) if rows else 0
+
+
 def percent_change(value: Optional[Number], first: Optional[Number]) -> Optional[float]:
     """The change of `value` against `first` in percent of the size of `first`:
     100 * (value - first) / |first|, positive when `value` is more (also when `first`

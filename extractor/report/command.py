@@ -4,7 +4,6 @@ long table."""
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence
 
-from ..errors import UsageError
 from ..output import STDOUT, write_output
 
 
@@ -26,20 +25,6 @@ def run_table(
         warn(note)
 
 
-def baseline_index(labels: Sequence[str], baseline: Optional[str]) -> int:
-    """The position of the recording labelled `baseline` (the first when None);
-    UsageError when none is labelled so."""
-    if baseline is None:
-        return 0
-    if baseline not in labels:
-        raise UsageError(
-            "--baseline {}: no recording is labelled so (the labels: {})".format(
-                baseline, ", ".join(labels[:10]) + (", ..." if len(labels) > 10 else "")
-            )
-        )
-    return list(labels).index(baseline)
-
-
 def run_report(
     paths: Sequence,
     labels: Sequence[str],
@@ -51,6 +36,7 @@ def run_report(
     warn: Callable[[str], None],
 ) -> None:
     """`extract report`: one HTML page for the recordings, to `output`."""
+    from ..compare.baseline import baseline_first, choose_baseline, passed_over_notes
     from ..compare.command import read_recordings
     from .batchinfo import read_index_facts
     from .page import build_page, render_page
@@ -64,15 +50,20 @@ def run_report(
     recordings = read_recordings(
         paths, labels, [("-o", output)], [budget_file] if budget_file else [], notes.append
     )
-    index = baseline_index([r.label for r in recordings], baseline)
+    chosen = choose_baseline(recordings, baseline)
+    notes += passed_over_notes(recordings, chosen)
     checks = None
     if budget is not None:  # compare --budget's own checks; its baseline comes first
         from ..compare.budget import check_budget
 
-        ordered = [recordings[index]] + [r for i, r in enumerate(recordings) if i != index]
-        checks = check_budget(budget, ordered)
+        checks = check_budget(budget, baseline_first(recordings, chosen))
     page = build_page(
-        recordings, read_index_facts(paths), baseline=index, title=title, checks=checks
+        recordings,
+        read_index_facts(paths),
+        baseline=chosen.position,
+        title=title,
+        checks=checks,
+        passed_over=[r.label for r in chosen.passed_over],
     )
     shown = {str(r.path) for r in recordings}
     for item in page.untrusted:  # the summaries' are among the notes already

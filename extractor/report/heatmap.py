@@ -44,6 +44,7 @@ class HeatMap(NamedTuple):
     first_shown: int  # the rows show the first this many (MAX_HEAT_ROWS), and the slowest
     stages_not_shown: int = 0  # stages with cycles beyond MAX_HEAT_COLUMNS: no column
     drawn: bool = True  # False: past the page's MAX_HEAT_CELLS, listed only (no rows)
+    ipus: int = 1  # the IPUs its summary's kernel steps ran on (several: cycles add up)
 
     @property
     def cells(self) -> int:

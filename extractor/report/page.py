@@ -9,7 +9,7 @@ itself; the script only reorders rows, so the page reads the same with scripts o
 
 import math
 from datetime import datetime, timezone
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .. import __version__
 from ..core.blockformats import BLOCKS_NAME
@@ -21,7 +21,9 @@ from ..core.metrics import (
     QKV_EXECUTIONS,
     STAGE,
     STAGES_TOTAL,
+    SUMMED_OVER_IPUS,
     device_span_metric,
+    kernel_step_ipus,
     metrics,
     percent_change,
 )
@@ -29,6 +31,7 @@ from ..errors import BlocksFileError
 from ..provenance import blocks_belonging, record_note, stale_problem
 from ..recordings import beside
 from .batchinfo import IndexFacts, read_heat_map_blocks
+from .checks import STATUS_SYMBOLS, CheckLine, check_counts, check_lines, counts_text
 from .heatmap import HEAT_LEVELS, MAX_HEAT_CELLS, HeatMap, build_heat_map
 from .numbers import number_text
 
@@ -40,7 +43,7 @@ DEFAULT_TITLE = "extract report"
 MAX_SPAN_COLUMNS = 16
 
 # Stage colours (Okabe and Ito's palette, told apart with colour-blindness too); the
-# stages take them in order of appearance, a stage beyond them starts again.
+# stages take them in the table's order, a stage beyond them starts again.
 STAGE_COLOURS = (
     "#0072B2",
     "#E69F00",
@@ -113,18 +116,37 @@ def change(value, baseline, lower_is_better: bool) -> Optional[Change]:
     return Change(verdict, VERDICT_SYMBOLS[verdict], text)
 
 
-def columns_for(metric_maps: Sequence[Dict]) -> List[Column]:
-    """The table's columns: the stages in order of first appearance, their total, each
-    device span and their mean, QKV executions, the two memories' max."""
-    stages: Dict[str, None] = {}
+def stage_order(rules_orders: Sequence[Sequence[str]] = ()) -> List[str]:
+    """The order of the table's and the chart's stages: the stage rules' order, not the
+    order in which the recordings were read. `rules_orders`: the `stages` of the
+    blocks.json files drawn (each the rules its profile was extracted with, in rules
+    order), then the installed stage_rules.toml's labels and fallback; each label once,
+    where first seen."""
+    from ..core.blocks import stage_labels
+    from ..core.rules import load_rules
+
+    order: Dict[str, None] = {}
+    for labels in list(rules_orders) + [stage_labels(load_rules())]:
+        for label in labels:
+            order.setdefault(label, None)
+    return list(order)
+
+
+def columns_for(metric_maps: Sequence[Dict], order: Sequence[str] = ()) -> List[Column]:
+    """The table's columns: the stages in `order` (stage_order's), then any other stage
+    in order of first appearance; their total, each device span and their mean, QKV
+    executions, the two memories' max."""
+    found: Dict[str, None] = {}
     spans = 0
-    for found in metric_maps:
-        for name in found:
+    for each in metric_maps:
+        for name in each:
             if name.startswith(STAGE):
-                stages.setdefault(name, None)
+                found.setdefault(name[len(STAGE) :], None)
             elif name.startswith(DEVICE_SPAN) and name[len(DEVICE_SPAN) :].isdigit():
                 spans = max(spans, int(name[len(DEVICE_SPAN) :]))
-    columns = [Column(name, name[len(STAGE) :], True) for name in stages]
+    stages = [label for label in order if label in found]
+    stages += [label for label in found if label not in stages]
+    columns = [Column(STAGE + label, label, True) for label in stages]
     columns.append(Column(STAGES_TOTAL, "stages total", True))
     columns.extend(
         Column(device_span_metric(n), "device span {}".format(n), True)
@@ -263,45 +285,6 @@ def _tick_text(value: float) -> str:
     return "{:g}".format(value)
 
 
-# ---- budget checks -------------------------------------------------------------------
-
-
-class CheckLine(NamedTuple):
-    recording: str
-    metric: str
-    pattern: str
-    budget: str
-    baseline: str
-    value: str
-    limit: str
-    status: str
-
-
-CHECK_STATUSES = ("fail", "missing", "ok", "skipped")
-STATUS_SYMBOLS = {"ok": "\u2714", "fail": "\u2718", "missing": "?", "skipped": "\u2013"}
-
-
-def check_lines(checks) -> List[CheckLine]:
-    """Budget checks (extract compare --budget's; any objects with its fields) as text."""
-    lines = []
-    for check in checks:
-        recording = check.recording
-        recording = getattr(recording, "label", recording)
-        lines.append(
-            CheckLine(
-                str(recording),
-                str(check.metric),
-                str(check.pattern),
-                str(check.budget),
-                number_text(check.baseline),
-                number_text(check.value),
-                number_text(check.limit),
-                str(check.status),
-            )
-        )
-    return lines
-
-
 # ---- the page ------------------------------------------------------------------------
 
 
@@ -319,6 +302,7 @@ class Page(NamedTuple):
     version: str
     recordings: int
     baseline: str
+    passed_over: List[str]  # the labels passed over as the baseline: no kernels
     batch: IndexFacts
     columns: List[Column]
     rows: List[TableRow]
@@ -326,6 +310,7 @@ class Page(NamedTuple):
     heat_maps: List[HeatMap]
     checks: Optional[List[CheckLine]]  # None: no --budget
     check_counts: Dict[str, int]
+    check_summary: str  # the counts in words, for the header and the budget section
     stage_colours: Sequence[str]
     heat_levels: int
     verdict_symbols: Dict[str, str]
@@ -333,6 +318,8 @@ class Page(NamedTuple):
     status_symbols: Dict[str, str]
     # Recordings and blocks.json files that are not what their batch last wrote.
     untrusted: List["Untrusted"]
+    # (label, IPUs) of the recordings whose kernel cycles add up several IPUs' rows.
+    several_ipus: List[Tuple[str, int]]
 
 
 def build_page(
@@ -342,12 +329,16 @@ def build_page(
     title: Optional[str] = None,
     checks=None,
     made_at: Optional[datetime] = None,
+    passed_over: Sequence[str] = (),
 ) -> Page:
     """What the page shows. `recordings`: compare's Recording objects, in order;
-    `baseline`: the index of the one changes are measured against; `checks`: budget
+    `baseline`: the index of the one changes are measured against (`passed_over`: the
+    labels of those passed over as the baseline, compare/baseline.py); `checks`: budget
     checks (or None without a budget)."""
+    drawn, untrusted = _heat_map_blocks(recordings)
+    order = stage_order([blocks.stages for _recording, blocks in drawn])
     found = [metrics(r.summary) for r in recordings]
-    columns = columns_for(found)
+    columns = columns_for(found, order)
     base = found[baseline]
     rows = []
     for number, (recording, values) in enumerate(zip(recordings, found)):
@@ -363,8 +354,52 @@ def build_page(
         rows.append(TableRow(recording.label, recording.summary.profile, number == baseline, cells))
     stage_names = [c.heading for c in columns if c.metric.startswith(STAGE)]
     chart = build_chart(rows, stage_names, [r.summary.stage_cycles() for r in recordings])
-    heat_maps, untrusted = [], []
+    heat_maps = []
     drawn_cells = 0
+    for recording, blocks in drawn:
+        # A heat map's columns: as its first body runs them (heatmap.py), not the table's.
+        run_order = [kernel.get("stage") for kernel in recording.summary.kernels]
+        heat_map = build_heat_map(recording.label, blocks, run_order)._replace(
+            ipus=kernel_step_ipus(recording.summary)
+        )
+        if drawn_cells + heat_map.cells > MAX_HEAT_CELLS:  # it, and every one after
+            drawn_cells = MAX_HEAT_CELLS + 1
+            heat_map = heat_map._replace(rows=[], drawn=False)
+        drawn_cells += heat_map.cells
+        heat_maps.append(heat_map)
+    lines = None if checks is None else check_lines(checks)
+    counts = check_counts(lines or [])
+    made = made_at or datetime.now(timezone.utc)
+    return Page(
+        title or DEFAULT_TITLE,
+        made.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        __version__,
+        len(recordings),
+        recordings[baseline].label,
+        list(passed_over),
+        index,
+        columns,
+        rows,
+        chart,
+        heat_maps,
+        lines,
+        counts,
+        counts_text(counts),
+        STAGE_COLOURS,
+        HEAT_LEVELS,
+        VERDICT_SYMBOLS,
+        VERDICT_WORDS,
+        STATUS_SYMBOLS,
+        untrusted,
+        several_ipus(recordings),
+    )
+
+
+def _heat_map_blocks(recordings: Sequence) -> Tuple[List[Tuple], List[Untrusted]]:
+    """The blocks.json files to draw, with their recordings, and what the page does not
+    show as current: recordings their batch does not vouch for, and blocks.json files
+    that do not belong to the summary beside them (never drawn)."""
+    drawn, untrusted = [], []
     for recording in recordings:
         note = (
             None
@@ -387,38 +422,15 @@ def build_page(
                 )
             )
             continue
-        run_order = [kernel.get("stage") for kernel in recording.summary.kernels]
-        heat_map = build_heat_map(recording.label, blocks, run_order)
-        if drawn_cells + heat_map.cells > MAX_HEAT_CELLS:  # it, and every one after
-            drawn_cells = MAX_HEAT_CELLS + 1
-            heat_map = heat_map._replace(rows=[], drawn=False)
-        drawn_cells += heat_map.cells
-        heat_maps.append(heat_map)
-    lines = None if checks is None else check_lines(checks)
-    counts = {
-        status: sum(1 for line in lines or () if line.status == status) for status in CHECK_STATUSES
-    }
-    made = made_at or datetime.now(timezone.utc)
-    return Page(
-        title or DEFAULT_TITLE,
-        made.strftime("%Y-%m-%d %H:%M:%S UTC"),
-        __version__,
-        len(recordings),
-        recordings[baseline].label,
-        index,
-        columns,
-        rows,
-        chart,
-        heat_maps,
-        lines,
-        counts,
-        STAGE_COLOURS,
-        HEAT_LEVELS,
-        VERDICT_SYMBOLS,
-        VERDICT_WORDS,
-        STATUS_SYMBOLS,
-        untrusted,
-    )
+        drawn.append((recording, blocks))
+    return drawn, untrusted
+
+
+def several_ipus(recordings: Sequence) -> List[Tuple[str, int]]:
+    """(label, IPUs) of each recording whose first-body kernel steps ran on several
+    IPUs (metrics.kernel_step_ipus): their stage cycles add the IPUs' rows up."""
+    counted = [(r.label, kernel_step_ipus(r.summary)) for r in recordings]
+    return [(label, ipus) for label, ipus in counted if ipus > 1]
 
 
 def render_page(page: Page) -> bytes:
@@ -432,5 +444,7 @@ def render_page(page: Page) -> bytes:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    text = environment.get_template("report.html.j2").render(page=page)
+    text = environment.get_template("report.html.j2").render(
+        page=page, summed_over_ipus=SUMMED_OVER_IPUS
+    )
     return text.encode("utf-8", "backslashreplace")
