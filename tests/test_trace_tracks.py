@@ -1,0 +1,94 @@
+"""`extract trace`'s tracks through the real CLI: tids that ascend in the order the
+tracks are shown however late a track opens, and never equal their pid; work per row
+that does not grow with the rows of one step."""
+
+import sqlite3
+import time
+
+from test_trace import check_against_oracle, trace, tracks
+
+from support.cases import copy_case
+from support.cli import invoke_extract
+from support.paths import EDGE
+
+
+def _ipu0_track_after_stages(folder):
+    """multi-ipu, with its last two steps' first rows made to begin with the trace: each
+    overlaps every track of IPU 0 before it, so `IPU 0 (3)` opens last, after
+    `stages`, `blocks` and `inferences` exist."""
+    profile = copy_case(EDGE / "multi-ipu", folder)
+    db = sqlite3.connect(str(profile))
+    with db:
+        (low,) = db.execute("SELECT min(cycles_base) FROM steps_by_ipu").fetchone()
+        for (step,) in db.execute(
+            "SELECT DISTINCT step_id FROM steps_by_ipu ORDER BY step_id DESC LIMIT 2"
+        ).fetchall():
+            db.execute(
+                "UPDATE steps_by_ipu SET cycles_base = ?, active_cycles_from_min = 0 "
+                "WHERE rowid = (SELECT min(rowid) FROM steps_by_ipu WHERE step_id = ?)",
+                (low, step),
+            )
+    db.close()
+    return profile
+
+
+def test_tids_ascend_in_display_order_and_are_never_the_pid(tmp_path):
+    """Two profiles (pid 1 and 2), the second's `IPU 0 (3)` opening after its other
+    kinds of track: tids in sort-index order ascend (trace_oracle.validate), none is its
+    pid, and the order is IPU 0, IPU 0 (2), IPU 0 (3), IPU 1..., stages, blocks,
+    inferences."""
+    late = _ipu0_track_after_stages(tmp_path / "late")
+    data, _ = trace(tmp_path, EDGE / "multi-ipu" / "profile.pop", late, "--all", "--no-pva")
+    for pid, profile in ((1, EDGE / "multi-ipu" / "profile.pop"), (2, late)):
+        check_against_oracle(data, pid, profile, every=True)
+        names = tracks(data, pid)
+        assert pid not in names
+        by_tid = [names[tid] for tid in sorted(names)]
+        assert by_tid[:3] == ["IPU 0", "IPU 0 (2)", "IPU 0 (3)"] or pid == 1
+        kinds = [name.split(" (")[0] for name in by_tid]
+        firsts = [kind for n, kind in enumerate(kinds) if kind not in kinds[:n]]
+        assert firsts[-3:] == ["stages", "blocks", "inferences"]
+        assert all(kind.startswith("IPU ") for kind in firsts[:-3])
+        assert [int(kind.split()[1]) for kind in firsts[:-3]] == list(range(len(firsts) - 3))
+    assert "IPU 0 (3)" in tracks(data, 2).values()
+
+
+def _one_step_of(rows, folder):
+    """one-anchor with a step of `rows` rows (one per IPU) inside its first inference."""
+    profile = copy_case(EDGE / "one-anchor", folder)
+    db = sqlite3.connect(str(profile))
+    with db:
+        (step,) = db.execute(
+            "SELECT step_id FROM steps_by_ipu ORDER BY rowid LIMIT 1 OFFSET 3"
+        ).fetchone()
+        row = db.execute(
+            "SELECT * FROM steps_by_ipu WHERE step_id = ? ORDER BY rowid LIMIT 1", (step,)
+        ).fetchone()
+        marks = ",".join("?" * len(row))
+        db.executemany("INSERT INTO steps_by_ipu VALUES ({})".format(marks), [row] * (rows - 1))
+    db.close()
+    return profile
+
+
+def _timed(*args):
+    began = time.perf_counter()
+    result = invoke_extract(*args, pva=False)
+    assert result.code == 0, result
+    return time.perf_counter() - began
+
+
+def test_the_rows_of_one_step_cost_the_same_each(tmp_path):
+    """16,000 rows of one step (16,000 IPUs) once took trace 9 times extract's time (a
+    list of every IPU's first track rebuilt for each IPU met: quadratic); now each row
+    costs what any row does. Bound: 3x `extract --no-pva` on the same profile, measured
+    here (the quadratic pass took over 9x)."""
+    profile = _one_step_of(16000, tmp_path / "wide")
+    out = tmp_path / "out"
+    out.mkdir()
+    plain = min(_timed(profile, "--no-pva", "-o", out / "s.json") for _ in range(2))
+    traced = min(
+        _timed("trace", profile, "--all", "--no-pva", "-o", out / "t.json") for _ in range(2)
+    )
+    assert traced < 3 * plain, (traced, plain)
+    data, _ = trace(tmp_path, profile, "--all", "--no-pva", name="check.json")
+    assert "IPU 15999" in tracks(data, 1).values()
