@@ -7,7 +7,8 @@ import time
 
 from test_trace import check_against_oracle, trace, tracks
 
-from support.cases import copy_case
+from extractor.timeline.tracks import MAX_IPUS
+from support.cases import copy_case, generator
 from support.cli import invoke_extract
 from support.paths import EDGE
 
@@ -92,3 +93,33 @@ def test_the_rows_of_one_step_cost_the_same_each(tmp_path):
     assert traced < 3 * plain, (traced, plain)
     data, _ = trace(tmp_path, profile, "--all", "--no-pva", name="check.json")
     assert "IPU 15999" in tracks(data, 1).values()
+
+
+def test_rows_that_overlap_by_the_dozen_take_the_first_free_track(tmp_path):
+    """Rows at scattered times, most overlapping many others: dozens of tracks on one
+    IPU, each row on the first free one (past the first 16, found in a tree of the
+    tracks' ends, tracks.FirstFit), exactly as the oracle's plain scan puts it."""
+    generate = generator()
+    spec = generate.vit_spec(blocks=4, runs=3, tiles=8, seed=7)
+    profile = generate.write_case(spec, tmp_path / "case")
+    db = sqlite3.connect(str(profile))
+    with db:
+        db.execute(
+            "UPDATE steps_by_ipu SET cycles_base = (rowid * 7919) % 50000, "
+            "active_cycles_from_min = 0, active_cycles_to_max = (rowid * 31) % 20000"
+        )
+    db.close()
+    data, _ = trace(tmp_path, profile, "--all", "--no-pva")
+    check_against_oracle(data, 1, profile, every=True)
+    assert len([n for n in tracks(data, 1).values() if n.startswith("IPU 0")]) > 50
+
+
+def test_a_step_of_more_rows_than_tids_can_order_is_one_error(tmp_path):
+    profile = _one_step_of(MAX_IPUS + 1, tmp_path / "wide")
+    out = tmp_path / "t.json"
+    result = invoke_extract("trace", profile, "--all", "--no-pva", "-o", out, pva=False)
+    assert result.code == 1, result
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("extract: error: {}: ".format(profile)), line
+    assert "a step has more than {} rows (one per IPU)".format(MAX_IPUS) in line
+    assert not out.exists()

@@ -15,6 +15,7 @@ from ..core.trace import compile_only_warning, read_trace
 from ..errors import ProfileError, UsageError, shown_path
 from ..output import atomic_file
 from .events import EventFile, ProfileEvents
+from .tracks import MAX_PROFILES
 from .window import Window, choose, earliest_start, open_ended_warning
 
 Say = Callable[[str, str], None]
@@ -22,6 +23,16 @@ Say = Callable[[str, str], None]
 #: Without a clock, a cycle is shown as a nanosecond: 1000 cycles to the microsecond.
 NO_CLOCK_CYCLES_PER_US = 1000.0
 NO_CLOCK_NOTE = " (1 cycle = 1 ns)"
+
+
+def check_profiles(profiles: Sequence[Path]) -> None:
+    """UsageError for more profiles than pids below every tid (tracks.MAX_PROFILES)."""
+    if len(profiles) > MAX_PROFILES:
+        raise UsageError(
+            "{} profiles: one trace holds at most {} (each a process)".format(
+                len(profiles), MAX_PROFILES
+            )
+        )
 
 
 def check_runs(runs: Sequence[int], every_row: bool) -> None:
@@ -55,6 +66,7 @@ def run_trace(
     if not output or output == "-":
         raise UsageError("give the trace a file with -o FILE (a trace is not for a terminal)")
     check_clock_option(clock_mhz)
+    check_profiles(profiles)
     check_runs(runs, every_row)
     for profile in profiles:
         if profile.is_dir():

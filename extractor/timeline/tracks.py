@@ -6,6 +6,7 @@ import json
 from typing import IO, Any, List, Optional, Tuple
 
 from ..core.steps import BadValue
+from .firstfit import FirstFit
 
 #: Per track of one kind, in the order they opened: [tid, where its last slice ends
 #: (ns), its first slice's ts (the double a reader parses), a step event's text up to
@@ -24,6 +25,8 @@ STAGES_KIND = (2**31 - 1) // TID_STRIDE - 4
 BLOCKS_KIND = STAGES_KIND + 1
 INFERENCES_KIND = STAGES_KIND + 2
 MAX_IPUS = STAGES_KIND
+#: A kind's tracks are scanned in order up to this many, then found in a FirstFit.
+SCANNED = 16
 #: The most profiles one trace holds: their pids (1, 2, ...) stay below every tid.
 MAX_PROFILES = TID_STRIDE - 1
 
@@ -154,13 +157,29 @@ class TrackSet:
         self.tracks: Tracks = []
         self._first_tid = TID_STRIDE * (kind + 1)
         self._pid = pid
+        self._fit: Optional[FirstFit] = None  # past SCANNED tracks
 
     def place(self, start: int, end: int) -> List[Any]:
         """The track a slice from `start` to `end` (ns) goes on (see Tracks)."""
-        for track in self.tracks:
-            if track[1] <= start:
+        tracks = self.tracks
+        fit = self._fit
+        if fit is None:
+            for track in tracks:
+                if track[1] <= start:
+                    track[1] = end
+                    return track
+        else:
+            fit.set(0, tracks[0][1])  # the pass moves its first track's end itself
+            index = fit.first(start)
+            if index is not None:
+                track = tracks[index]
                 track[1] = end
+                fit.set(index, end)
                 return track
+        return self._opened(start, end)
+
+    def _opened(self, start: int, end: int) -> List[Any]:
+        """A new track, for a slice from `start` to `end` that fits no other."""
         if len(self.tracks) == TID_STRIDE:
             raise BadValue(
                 "{} would need more than {} tracks (rows that overlap): a trace orders "
@@ -170,6 +189,10 @@ class TrackSet:
         lead = ',\n{{"ph":"X","pid":{},"tid":{},"ts":'.format(self._pid, tid)
         track = [tid, end, start / 1000, lead]
         self.tracks.append(track)
+        if self._fit is not None:
+            self._fit.append(end)
+        elif len(self.tracks) > SCANNED:
+            self._fit = FirstFit([track[1] for track in self.tracks])
         return track
 
     def names(self) -> List[Tuple[int, str]]:
