@@ -68,6 +68,11 @@ def test_a_pva_clock_out_of_range_names_the_file(hz, tmp_path):
     # given a clock, or without pva, the same profile is traced
     trace(tmp_path, profile, "--clock-mhz", "1850", name="given.json")
     trace(tmp_path, profile, "--no-pva", name="none.json")
+    # and doctor, which tells what trace will make of the clock, says it is refused
+    result = invoke_extract("doctor", profile, "--json")
+    (clock,) = [c for c in json.loads(result.stdout)["checks"] if c["name"] == "clock"]
+    assert clock["status"] == "warn", clock
+    assert "outside 1 kHz to 1 THz" in clock["detail"] and "refuses" in clock["means"]
 
 
 @pytest.mark.parametrize("start", ["-9e999", "9e999", "1.5", "'abc'"])
