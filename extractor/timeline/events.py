@@ -21,7 +21,7 @@ from ..core.steps import (
     StepNames,
 )
 from .slices import Closed, ProfileSlices
-from .times import FRACTIONS, fitted, ns_text
+from .times import FRACTIONS, dur_text, fitted, ns_text
 from .tracks import (
     MAX_IPUS,
     STEP_CHUNK,
@@ -287,27 +287,30 @@ class ProfileEvents(ProfileSlices):
                     if end > stage_high:
                         stage_high = end
                 # times.dur_text, inline: the exact decimal of the span when the
-                # viewers' sums with it land on the written end
+                # viewers' sums with it land on the written end, else fitted's double
                 span = to - at
-                d = span / 1000
                 t = at / 1000
                 e = to / 1000
+                d = span / 1000
                 first = track[2]
-                if t + d == e and (not first or (t - first) + d == e - first):
-                    dur = f"{span // 1000}{fractions[span % 1000]}"
-                else:
-                    dur = repr(fitted(t, e, first))
                 if cycles.__class__ is int:
                     stage_cycles += cycles
-                    if tiles.__class__ is int:
+                    if tiles.__class__ is not int:
+                        add(self._step_event(track, at, to, head, step, cycles, tiles))
+                    elif t + d == e and (not first or (t - first) + d == e - first):
                         add(
                             f"{track[3]}{at // 1000}{fractions[at % 1000]},"
-                            f'"dur":{dur},{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
+                            f'"dur":{span // 1000}{fractions[span % 1000]},'
+                            f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
                         )
                     else:
-                        add(self._step_event(track[3], at, dur, head, step, cycles, tiles))
+                        add(
+                            f'{track[3]}{at // 1000}{fractions[at % 1000]},"dur":'
+                            f"{fitted(t, e, first)!r},"
+                            f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
+                        )
                 else:
-                    add(self._step_event(track[3], at, dur, head, step, cycles, tiles))
+                    add(self._step_event(track, at, to, head, step, cycles, tiles))
                 rows += 1
                 if rows >= encode_at:
                     encode_at = rows + STEP_PIECE
@@ -328,14 +331,21 @@ class ProfileEvents(ProfileSlices):
         self._finish(stage, stage_low, stage_high, rows - stage_from, stage_cycles)
 
     def _step_event(
-        self, lead: str, at: int, dur: str, head: str, step: int, cycles: object, tiles: object
+        self,
+        track: List[Any],
+        at: int,
+        to: int,
+        head: str,
+        step: int,
+        cycles: object,
+        tiles: object,
     ) -> str:
         """A step row's event the pass does not write itself: a count that is not a
         whole number (NULL: null; else BadValue, cycles first)."""
         cycles_text = number(cycles, step, "steps_by_ipu.cycles")
         tiles_text = number(tiles, step, "steps_by_ipu.active_tiles")
         return '{}{},"dur":{},{}{},"cycles":{},"active_tiles":{}}}}}'.format(
-            lead, ns_text(at), dur, head, step, cycles_text, tiles_text
+            track[3], ns_text(at), dur_text(at, to, track[2]), head, step, cycles_text, tiles_text
         )
 
     def _new_ipu(self, ipu: int, firsts: List[List[Any]], start: int, end: int) -> List[Any]:
