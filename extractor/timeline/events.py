@@ -23,6 +23,7 @@ from ..core.steps import (
 from .slices import Closed, ProfileSlices
 from .times import FRACTIONS, dur_text, fitted, ns_text
 from .tracks import (
+    HELD,
     MAX_IPUS,
     STEP_CHUNK,
     STEP_PIECE,
@@ -140,7 +141,14 @@ class ProfileEvents(ProfileSlices):
         # each IPU's first track (one that fits no row for an IPU with none yet)
         firsts = [tracks.tracks[0] if tracks.tracks else _NO_TRACK for tracks in ipus]
         ipu_count = len(ipus)
+        stage_texts = self._stage_texts
+        stage_lead = self.slice_lead
+        stage_tracks = self.stages.tracks
+        stage_place = self.stages.place
         out = self.out
+        held = out.pending  # EventFile.add_led, inline
+        hold = held.append
+        held_limit = HELD
         parts: List[str] = []  # step events, made into bytes every STEP_PIECE rows
         add = parts.append
         encode = out.encode_steps
@@ -271,9 +279,34 @@ class ProfileEvents(ProfileSlices):
                         body_high = end
                 if row_stage != stage:
                     if stage is not None:
-                        self._stage_slice(
-                            stage, stage_low, stage_high, rows - stage_from, stage_cycles
+                        # _stage_slice, inline: a stage may close every few rows
+                        mid, post = stage_texts.get(stage) or self._stage_texts_of(stage)
+                        if clocked:
+                            low = ((stage_low - shift) * to_ns + half) // halves
+                            high = ((stage_high - shift) * to_ns + half) // halves
+                        else:
+                            low = stage_low - shift
+                            high = stage_high - shift
+                        on = stage_tracks[0] if stage_tracks else _NO_TRACK
+                        if on[1] <= low:
+                            on[1] = high
+                        else:
+                            on = stage_place(low, high)
+                        span = high - low
+                        t = low / 1000
+                        e = high / 1000
+                        d = span / 1000
+                        first = on[2]
+                        if t + d == e and (not first or (t - first) + d == e - first):
+                            dur = f"{span // 1000}{fractions[span % 1000]}"
+                        else:
+                            dur = repr(fitted(t, e, first))
+                        hold(
+                            f"{stage_lead}{on[0]}{mid}{low // 1000}{fractions[low % 1000]}, "
+                            f'"dur": {dur}{post}{rows - stage_from}, "cycles": {stage_cycles}}}}}'
                         )
+                        if len(held) >= held_limit:
+                            out.flush()
                     stage, stage_low, stage_high, stage_from, stage_cycles = (
                         row_stage,
                         start,
