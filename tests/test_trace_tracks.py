@@ -79,10 +79,10 @@ def _timed(*args):
 
 
 def test_the_rows_of_one_step_cost_the_same_each(tmp_path):
-    """16,000 rows of one step (16,000 IPUs) once took trace 9 times extract's time (a
+    """16,000 rows of one step (16,000 IPUs) once took trace 11 times extract's time (a
     list of every IPU's first track rebuilt for each IPU met: quadratic); now each row
-    costs what any row does. Bound: 3x `extract --no-pva` on the same profile, measured
-    here (the quadratic pass took over 9x)."""
+    costs what any row does (about extract's time). Bound: 3x `extract --no-pva` on the
+    same profile, measured here."""
     profile = _one_step_of(16000, tmp_path / "wide")
     out = tmp_path / "out"
     out.mkdir()
