@@ -12,7 +12,7 @@ import pytest
 from support.cases import copy_case, generator, two_ipus
 from support.cli import invoke_extract
 from support.paths import EDGE, GOLDEN
-from support.trace_oracle import oracle_trace, strict_load, validate
+from support.trace_oracle import llround, oracle_trace, strict_load, validate
 
 GOLDEN_PROFILE = GOLDEN / "poprt" / "profile_logs_f8weight" / "inference" / "profile.pop"
 EDGE_CASES = sorted(path.name for path in EDGE.iterdir() if (path / "profile.pop").exists())
@@ -44,19 +44,16 @@ def process_name(data, pid):
     return name
 
 
-def cycles(value, per_us):
-    return round(value * per_us)
-
-
-def got_slices(data, pid, per_us=1000.0):
-    """The slices of process `pid`, by kind of track, in the oracle's shapes (cycles)."""
+def got_slices(data, pid):
+    """The slices of process `pid`, by kind of track, in the oracle's shapes (whole
+    nanoseconds, as Perfetto reads them)."""
     names = tracks(data, pid)
     found = {"steps": [], "stages": [], "blocks": [], "inference_slices": []}
     for e in data["traceEvents"]:
         if e["ph"] != "X" or e["pid"] != pid:
             continue
         track = names[e["tid"]]
-        ts, dur = cycles(e["ts"], per_us), cycles(e["dur"], per_us)
+        ts, dur = llround(e["ts"] * 1000), llround(e["dur"] * 1000)
         args = e["args"]
         if track.startswith("IPU "):
             assert e["cat"] == args["kind"]
@@ -95,9 +92,9 @@ def got_slices(data, pid, per_us=1000.0):
     return found
 
 
-def check_against_oracle(data, pid, profile, per_us=1000.0, **options):
+def check_against_oracle(data, pid, profile, **options):
     want = oracle_trace(profile, **options)
-    got = got_slices(data, pid, per_us)
+    got = got_slices(data, pid)
     for key in got:
         assert sorted(got[key], key=repr) == sorted(want[key], key=repr), key
     # every step row of the window exactly once
@@ -247,7 +244,7 @@ def test_clock_mhz_sets_the_time_axis(tmp_path):
     data, _ = trace(tmp_path, profile, "--clock-mhz", "250")
     assert process_name(data, 1) == str(profile)
     assert data["otherData"]["clock_mhz"] == 250
-    check_against_oracle(data, 1, profile, per_us=250.0)
+    check_against_oracle(data, 1, profile, clock_mhz=250.0)
 
 
 def _with_clock(tmp_path, hz):
@@ -264,7 +261,7 @@ def test_pva_clock_sets_the_time_axis_unless_clock_mhz_or_no_pva(tmp_path):
     data, _ = trace(tmp_path, profile, name="pva.json")
     assert data["otherData"]["clock_mhz"] == 1850
     assert process_name(data, 1) == str(profile)
-    check_against_oracle(data, 1, profile, per_us=1850.0)
+    check_against_oracle(data, 1, profile, clock_mhz=1850.0)
     data, _ = trace(tmp_path, profile, "--clock-mhz", "100", name="given.json")
     assert data["otherData"]["clock_mhz"] == 100
     data, _ = trace(tmp_path, profile, "--no-pva", name="none.json")

@@ -4,11 +4,9 @@ render the table, write the chart and the JUnit report, and decide the exit code
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence
 
+from ..clock import check_clock_option
 from ..errors import UsageError, shown_path
 from ..output import STDOUT, write_output
-
-#: Beyond these, milliseconds come out absurd, or infinite (1e-320) or zero.
-CLOCK_MHZ_RANGE = (0.001, 1e6)
 
 #: Exit code of a comparison whose budget check failed.
 GATE_FAILED = 3
@@ -48,11 +46,7 @@ def check_options(
     """UsageError for options that cannot go together or are out of range."""
     from .chart import CHART_SUFFIXES
 
-    if clock_mhz is not None and not CLOCK_MHZ_RANGE[0] <= clock_mhz <= CLOCK_MHZ_RANGE[1]:
-        raise UsageError(
-            "--clock-mhz {}: the clock must be a positive number of MHz, from "
-            "0.001 (1 kHz) to 1000000 (1 THz)".format(clock_mhz)
-        )
+    check_clock_option(clock_mhz)
     if chart is not None and chart.suffix.lower() not in CHART_SUFFIXES:
         raise UsageError("--chart {}: only SVG charts are drawn (name the file .svg)".format(chart))
     if junit is not None and budget_file is None:

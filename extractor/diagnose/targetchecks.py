@@ -6,6 +6,7 @@ of pva against SQL are in doctorchecks.py, with what every check shares.
 
 from typing import Optional
 
+from ..clock import within
 from ..core.profile import EXCHANGE_CODE_CATEGORY
 from ..core.summary import NO_LOWERED_VARS
 from .doctorchecks import OK, WARN, DoctorCheck, doctor_check, ipu_count, tile_count
@@ -124,6 +125,16 @@ def check_clock(side: Optional[PvaSide]) -> DoctorCheck:
             "pva {}".format("is not available" if side is None else "gives no clock"),
             "extract trace shows 1 cycle as 1 ns unless given --clock-mhz",
             clock_hz=None,
+        )
+    if not within(hz / 1e6):
+        return doctor_check(
+            "clock",
+            WARN,
+            "pva gives a clock (target.clockFrequency) of {!r} Hz, outside 1 kHz to 1 THz".format(
+                hz
+            ),
+            "extract trace refuses it: give the clock with --clock-mhz, or --no-pva",
+            clock_hz=hz,
         )
     return doctor_check(
         "clock",

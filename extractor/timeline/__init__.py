@@ -7,8 +7,11 @@ Trace Event Format, JSON), to open in ui.perfetto.dev or chrome://tracing.
                meeting the inferences as it goes
 3. slices.py   the stages, blocks and inferences slices as they close, each on the
                first track of its kind that is free (no overlap on a track), and the
-               names and order of the tracks
-4. command.py  `run_trace`: the checks of the command line, the clock, and the file,
+               names and order of the tracks; tracks.py the tracks and their tids, the
+               file as it is written; firstfit.py the first free track among many
+4. times.py    a slice's ts and dur: whole nanoseconds, written so that no viewer's
+               arithmetic makes two slices of a track overlap
+5. command.py  `run_trace`: the checks of the command line, the clock, and the file,
                written atomically
 
 The format of the file: docs/formats/trace.md; the command: docs/commands/trace.md.

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, List, Optional, Sequence, Tuple
 
 from .. import __version__
+from ..clock import check_clock_option, clock_from_report
 from ..core.profile import Profile
 from ..core.pvafacts import PvaFacts, PvaModule, import_pva
 from ..core.rules import StageRules
@@ -14,6 +15,7 @@ from ..core.trace import compile_only_warning, read_trace
 from ..errors import ProfileError, UsageError, shown_path
 from ..output import atomic_file
 from .events import EventFile, ProfileEvents
+from .tracks import MAX_PROFILES
 from .window import Window, choose, earliest_start, open_ended_warning
 
 Say = Callable[[str, str], None]
@@ -23,9 +25,14 @@ NO_CLOCK_CYCLES_PER_US = 1000.0
 NO_CLOCK_NOTE = " (1 cycle = 1 ns)"
 
 
-def check_clock(clock_mhz: Optional[float]) -> None:
-    if clock_mhz is not None and not 0 < clock_mhz < float("inf"):
-        raise UsageError("--clock-mhz {}: give the IPU clock in MHz (above 0)".format(clock_mhz))
+def check_profiles(profiles: Sequence[Path]) -> None:
+    """UsageError for more profiles than pids below every tid (tracks.MAX_PROFILES)."""
+    if len(profiles) > MAX_PROFILES:
+        raise UsageError(
+            "{} profiles: one trace holds at most {} (each a process)".format(
+                len(profiles), MAX_PROFILES
+            )
+        )
 
 
 def check_runs(runs: Sequence[int], every_row: bool) -> None:
@@ -59,7 +66,8 @@ def run_trace(
 
     if not output or output == "-":
         raise UsageError("give the trace a file with -o FILE (a trace is not for a terminal)")
-    check_clock(clock_mhz)
+    check_clock_option(clock_mhz)
+    check_profiles(profiles)
     check_runs(runs, every_row)
     for profile in profiles:
         check_profile(profile)
@@ -103,8 +111,7 @@ def _one_profile(
                 facts = PvaFacts(pva, path)
                 facts.expect_names(*sql_names)
                 if clock_mhz is None:
-                    hz = facts.clock_hz()
-                    clock_mhz = hz / 1e6 if hz is not None else None
+                    clock_mhz = clock_from_report(facts.clock_hz(), path)
             shift = earliest_start(profile, window)
             events = _pass(out, pid, profile, window, shift, rules, sql_names, facts, clock_mhz)
     except BadValue as exc:
@@ -116,7 +123,7 @@ def _one_profile(
     if not quiet:
         for warning in warnings:
             say("warning", "{}: {}".format(label, warning))
-    name = str(path) + ("" if clock_mhz is not None else NO_CLOCK_NOTE)
+    name = label + ("" if clock_mhz is not None else NO_CLOCK_NOTE)
     events.metadata(name)
     return clock_mhz
 

@@ -21,16 +21,15 @@ from ..core.steps import (
     StepNames,
 )
 from .slices import Closed, ProfileSlices
+from .times import FRACTIONS, dur_text, fitted, ns_text
 from .tracks import (
-    EXACT,
-    FRACTIONS,
     HELD,
+    MAX_IPUS,
     STEP_CHUNK,
     STEP_PIECE,
     EventFile,
     Span,
     TrackSet,
-    micros,
     number,
     text,
     whole,
@@ -41,6 +40,8 @@ UNNAMED_STEP = "(unnamed step)"
 
 _HIGH = 1 << 80  # above any start (64-bit integers)
 _LOW = -_HIGH
+#: The first track of an IPU that has none yet: no row fits it.
+_NO_TRACK: List[Any] = [0, float("inf"), 0.0, ""]
 
 _NO_STEP = object()  # a step id no row has
 
@@ -113,11 +114,11 @@ class ProfileEvents(ProfileSlices):
 
         Events are f-strings: one BUILD_STRING, no format to parse. Step events go to
         `parts`, handed to the file every STEP_PIECE rows and written every STEP_CHUNK;
-        the others to the file's held events (EventFile). At 1000 cycles to the
-        microsecond (no clock), times are written with integer arithmetic
-        (tracks.FRACTIONS); `exact` is -1 otherwise, so that every time takes repr. A
-        step id is written as it is: Profile has checked that steps.id holds whole
-        numbers only (or is the rowid)."""
+        the others to the file's held events (EventFile). A row's times are made whole
+        nanoseconds first (without a clock, its cycles), its track found on those, and
+        its ts and dur written as times.py says, inline. A step id is written as it
+        is: Profile has checked that steps.id holds whole numbers only (or is the
+        rowid)."""
         ranges = self.window.ranges
         self._active = []
         self._inputs = 0
@@ -131,11 +132,14 @@ class ProfileEvents(ProfileSlices):
         bodies = self._bodies
         closed = self._closed_bodies
         ipus = self.ipus
-        shift, per_us = self.shift, self.per_us
-        exact = EXACT if per_us == 1000.0 else -1
+        shift = self.shift
+        scale = self.scale  # times.ns_of's
+        clocked = scale is not None
+        to_ns, halves = scale or (1, 2)
+        half = halves // 2
         fractions = FRACTIONS
         # each IPU's first track (one that fits no row for an IPU with none yet)
-        firsts = [tracks.tracks[0] if tracks.tracks else [0, _HIGH] for tracks in ipus]
+        firsts = [tracks.tracks[0] if tracks.tracks else _NO_TRACK for tracks in ipus]
         ipu_count = len(ipus)
         stage_texts = self._stage_texts
         stage_lead = self.slice_lead
@@ -145,8 +149,6 @@ class ProfileEvents(ProfileSlices):
         held = out.pending  # EventFile.add_led, inline
         hold = held.append
         held_limit = HELD
-        leads = self._leads  # per tid, a step event's text up to its ts
-        lead_of = self._lead
         parts: List[str] = []  # step events, made into bytes every STEP_PIECE rows
         add = parts.append
         encode = out.encode_steps
@@ -243,20 +245,23 @@ class ProfileEvents(ProfileSlices):
                         "step {}: its end ({}) is before its start ({}): a slice cannot "
                         "last less than nothing".format(step, end, start)
                     )
+                # the row's times in whole ns after the shift (times.ns_of, inline)
+                if clocked:
+                    at = ((start - shift) * to_ns + half) // halves
+                    to = ((end - shift) * to_ns + half) // halves
+                else:
+                    at = start - shift
+                    to = end - shift
                 # the first track of the row's IPU that is free at its start: most
                 # often its first (TrackSet.place's first test, inline)
                 if ipu < ipu_count:
                     track = firsts[ipu]
-                    if track[1] <= start:
-                        track[1] = end
-                        lead = leads[track[0]]
+                    if track[1] <= at:
+                        track[1] = to
                     else:
-                        lead = lead_of(ipus[ipu].place(start, end))
-                else:  # an IPU met for the first time, and any before it
-                    while ipu >= len(ipus):
-                        ipus.append(TrackSet("IPU {}".format(len(ipus)), self._tid))
-                    lead = lead_of(ipus[ipu].place(start, end))
-                    firsts = [tracks.tracks[0] if tracks.tracks else [0, _HIGH] for tracks in ipus]
+                        track = ipus[ipu].place(at, to)
+                else:  # an IPU met for the first time
+                    track = self._new_ipu(ipu, firsts, at, to)
                     ipu_count = len(ipus)
                 if start < inf_low:
                     inf_low = start
@@ -276,28 +281,30 @@ class ProfileEvents(ProfileSlices):
                     if stage is not None:
                         # _stage_slice, inline: a stage may close every few rows
                         mid, post = stage_texts.get(stage) or self._stage_texts_of(stage)
-                        for track in stage_tracks:
-                            if track[1] <= stage_low:
-                                track[1] = stage_high
-                                stage_tid = track[0]
-                                break
+                        if clocked:
+                            low = ((stage_low - shift) * to_ns + half) // halves
+                            high = ((stage_high - shift) * to_ns + half) // halves
                         else:
-                            stage_tid = stage_place(stage_low, stage_high)
-                        at = stage_low - shift
-                        span = stage_high - stage_low
-                        if 0 <= at < exact and span < exact:
-                            hold(
-                                f"{stage_lead}{stage_tid}{mid}"
-                                f"{at // 1000}{fractions[at % 1000]}, "
-                                f'"dur": {span // 1000}{fractions[span % 1000]}'
-                                f'{post}{rows - stage_from}, "cycles": {stage_cycles}}}}}'
-                            )
+                            low = stage_low - shift
+                            high = stage_high - shift
+                        on = stage_tracks[0] if stage_tracks else _NO_TRACK
+                        if on[1] <= low:
+                            on[1] = high
                         else:
-                            hold(
-                                f'{stage_lead}{stage_tid}{mid}{at / per_us!r}, "dur": '
-                                f"{span / per_us!r}{post}{rows - stage_from}, "
-                                f'"cycles": {stage_cycles}}}}}'
-                            )
+                            on = stage_place(low, high)
+                        span = high - low
+                        t = low / 1000
+                        e = high / 1000
+                        d = span / 1000
+                        first = on[2]
+                        if t + d == e and (not first or (t - first) + d == e - first):
+                            dur = f"{span // 1000}{fractions[span % 1000]}"
+                        else:
+                            dur = repr(fitted(t, e, first))
+                        hold(
+                            f"{stage_lead}{on[0]}{mid}{low // 1000}{fractions[low % 1000]}, "
+                            f'"dur": {dur}{post}{rows - stage_from}, "cycles": {stage_cycles}}}}}'
+                        )
                         if len(held) >= held_limit:
                             out.flush()
                     stage, stage_low, stage_high, stage_from, stage_cycles = (
@@ -312,25 +319,31 @@ class ProfileEvents(ProfileSlices):
                         stage_low = start
                     if end > stage_high:
                         stage_high = end
-                at = start - shift
-                span = end - start
+                # times.dur_text, inline: the exact decimal of the span when the
+                # viewers' sums with it land on the written end, else fitted's double
+                span = to - at
+                t = at / 1000
+                e = to / 1000
+                d = span / 1000
+                first = track[2]
                 if cycles.__class__ is int:
                     stage_cycles += cycles
-                    if tiles.__class__ is int and 0 <= at < exact and span < exact:
+                    if tiles.__class__ is not int:
+                        add(self._step_event(track, at, to, head, step, cycles, tiles))
+                    elif t + d == e and (not first or (t - first) + d == e - first):
                         add(
-                            f"{lead}{at // 1000}{fractions[at % 1000]},"
+                            f"{track[3]}{at // 1000}{fractions[at % 1000]},"
                             f'"dur":{span // 1000}{fractions[span % 1000]},'
                             f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
                         )
-                    elif tiles.__class__ is int:  # at a clock, or beyond tracks.EXACT
+                    else:
                         add(
-                            f'{lead}{at / per_us!r},"dur":{span / per_us!r},'
+                            f'{track[3]}{at // 1000}{fractions[at % 1000]},"dur":'
+                            f"{fitted(t, e, first)!r},"
                             f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
                         )
-                    else:
-                        add(self._step_event(lead, at, span, head, step, cycles, tiles))
                 else:
-                    add(self._step_event(lead, at, span, head, step, cycles, tiles))
+                    add(self._step_event(track, at, to, head, step, cycles, tiles))
                 rows += 1
                 if rows >= encode_at:
                     encode_at = rows + STEP_PIECE
@@ -351,21 +364,38 @@ class ProfileEvents(ProfileSlices):
         self._finish(stage, stage_low, stage_high, rows - stage_from, stage_cycles)
 
     def _step_event(
-        self, lead: str, at: int, span: int, head: str, step: int, cycles: object, tiles: object
+        self,
+        track: List[Any],
+        at: int,
+        to: int,
+        head: str,
+        step: int,
+        cycles: object,
+        tiles: object,
     ) -> str:
         """A step row's event the pass does not write itself: a count that is not a
         whole number (NULL: null; else BadValue, cycles first)."""
         cycles_text = number(cycles, step, "steps_by_ipu.cycles")
         tiles_text = number(tiles, step, "steps_by_ipu.active_tiles")
         return '{}{},"dur":{},{}{},"cycles":{},"active_tiles":{}}}}}'.format(
-            lead,
-            micros(at, self.per_us),
-            micros(span, self.per_us),
-            head,
-            step,
-            cycles_text,
-            tiles_text,
+            track[3], ns_text(at), dur_text(at, to, track[2]), head, step, cycles_text, tiles_text
         )
+
+    def _new_ipu(self, ipu: int, firsts: List[List[Any]], start: int, end: int) -> List[Any]:
+        """The track of a row of an IPU met for the first time (and any before it),
+        each IPU's first track added to `firsts` once: constant work per IPU."""
+        ipus = self.ipus
+        while ipu >= len(ipus):
+            if len(ipus) == MAX_IPUS:
+                raise BadValue(
+                    "a step has more than {} rows (one per IPU): a trace orders the "
+                    "tracks of at most that many IPUs by tid".format(MAX_IPUS)
+                )
+            ipus.append(TrackSet("IPU {}".format(len(ipus)), len(ipus), self.pid))
+            firsts.append(_NO_TRACK)
+        track = ipus[ipu].place(start, end)
+        firsts[ipu] = ipus[ipu].tracks[0]
+        return track
 
     def _input(self, step: int) -> None:
         """An input-delivered step: an inference begins at it, shown if chosen."""

@@ -2,15 +2,24 @@
 they close, and the metadata events (process and track names, their order) after the
 pass. events.ProfileEvents, the pass over the step rows, is one of these.
 
-Numbers are JSON's own (an int's str, a float's repr: never NaN or Infinity, as the
-values are whole numbers of cycles); text goes through json.dumps (quotes, control
-characters and non-ASCII text escaped), once per distinct name.
+Times are times.py's (whole nanoseconds, `dur` as the viewers add it); the other numbers
+are ints; text goes through json.dumps (quotes, control characters and non-ASCII text
+escaped), once per distinct name.
 """
 
-from typing import Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from ..core.blocks import Body
-from .tracks import EXACT, FRACTIONS, EventFile, Span, TrackSet, micros, text
+from .times import dur_text, ns_of, ns_scale, ns_text, times_text
+from .tracks import (
+    BLOCKS_KIND,
+    INFERENCES_KIND,
+    STAGES_KIND,
+    EventFile,
+    Span,
+    TrackSet,
+    text,
+)
 from .window import Inference
 
 
@@ -24,47 +33,30 @@ class ProfileSlices:
         self.pid = pid
         self.shift = shift
         self.per_us = cycles_per_us
-        self._next_tid = 0
+        self.scale = ns_scale(cycles_per_us)
         self.ipus: List[TrackSet] = []
-        self.stages = TrackSet("stages", self._tid)
-        self.blocks = TrackSet("blocks", self._tid)
-        self.inferences = TrackSet("inferences", self._tid)
+        self.stages = TrackSet("stages", STAGES_KIND, pid)
+        self.blocks = TrackSet("blocks", BLOCKS_KIND, pid)
+        self.inferences = TrackSet("inferences", INFERENCES_KIND, pid)
         self._stage_texts: Dict[str, Tuple[str, str]] = {}
-        self._leads: List[str] = []  # per tid, a step event's text up to its ts
         #: A stage's or block's event up to its tid (led by ",\n", EventFile.add_led).
         self.slice_lead = ',\n{{"ph": "X", "pid": {}, "tid": '.format(pid)
 
-    def _tid(self) -> int:
-        self._next_tid += 1
-        return self._next_tid
+    def ns(self, cycles: int) -> int:
+        """A time in cycles (before the shift) in whole nanoseconds after it."""
+        return ns_of(cycles - self.shift, self.scale)
 
-    def _lead(self, tid: int) -> str:
-        """A step event's text up to its ts, on track `tid` (led by ",\\n"), kept."""
-        leads = self._leads
-        while len(leads) <= tid:
-            leads.append(',\n{{"ph":"X","pid":{},"tid":{},"ts":'.format(self.pid, len(leads)))
-        return leads[tid]
+    def _placed(self, tracks: TrackSet, low: int, high: int) -> Tuple[Any, int, int]:
+        """The track of a slice from `low` to `high` cycles, and its times in ns."""
+        start, end = self.ns(low), self.ns(high)
+        return tracks.place(start, end), start, end
 
-    def _times(self, low: int, high: int) -> str:
-        """The "ts" and "dur" of a slice from `low` to `high` (cycles), as JSON."""
-        at, span = low - self.shift, high - low
-        if self.per_us == 1000.0 and 0 <= at < EXACT and span < EXACT:  # micros, inline
-            return '"ts": {}{}, "dur": {}{}'.format(
-                at // 1000, FRACTIONS[at % 1000], span // 1000, FRACTIONS[span % 1000]
-            )
-        return '"ts": {}, "dur": {}'.format(micros(at, self.per_us), micros(span, self.per_us))
-
-    def _slice(self, tid: int, name: str, start: int, end: int, args: str, cat: str) -> None:
+    def _slice(self, tracks: TrackSet, name: str, low: int, high: int, args: str, cat: str) -> None:
+        track, start, end = self._placed(tracks, low, high)
         self.out.add(
-            '{{"ph": "X", "pid": {}, "tid": {}, "name": {}, "cat": "{}", "ts": {}, '
-            '"dur": {}, "args": {{{}}}}}'.format(
-                self.pid,
-                tid,
-                text(name),
-                cat,
-                micros(start - self.shift, self.per_us),
-                micros(end - start, self.per_us),
-                args,
+            '{{"ph": "X", "pid": {}, "tid": {}, "name": {}, "cat": "{}", {}, '
+            '"args": {{{}}}}}'.format(
+                self.pid, track[0], text(name), cat, times_text(start, end, track[2]), args
             )
         )
 
@@ -72,13 +64,14 @@ class ProfileSlices:
 
     def _stage_slice(self, stage: str, low: int, high: int, rows: int, cycles: int) -> None:
         mid, post = self._stage_texts.get(stage) or self._stage_texts_of(stage)
+        track, start, end = self._placed(self.stages, low, high)
         self.out.add_led(
             '{}{}{}{}, "dur": {}{}{}, "cycles": {}}}}}'.format(
                 self.slice_lead,
-                self.stages.place(low, high),
+                track[0],
                 mid,
-                micros(low - self.shift, self.per_us),
-                micros(high - low, self.per_us),
+                ns_text(start),
+                dur_text(start, end, track[2]),
                 post,
                 rows,
                 cycles,
@@ -103,9 +96,10 @@ class ProfileSlices:
         if low > high:
             return
         block, end_step = body.block, body.end_step
+        track, start, end = self._placed(self.blocks, low, high)
         self.out.add_led(
-            f'{self.slice_lead}{self.blocks.place(low, high)}, "name": "block {block}", '
-            f'"cat": "block", {self._times(low, high)}, "args": {{"run": {body.run}, '
+            f'{self.slice_lead}{track[0]}, "name": "block {block}", '
+            f'"cat": "block", {times_text(start, end, track[2])}, "args": {{"run": {body.run}, '
             f'"block": {block}, "first_step": {body.first_step}, "end_step": '
             f'{"null" if end_step is None else end_step}, "cycles": {sum(body.cycles)}}}}}'
         )
@@ -116,9 +110,8 @@ class ProfileSlices:
         device_span = None
         if inference.last is not None and device.low is not None and device.high is not None:
             device_span = device.high - device.low
-        tid = self.inferences.place(span.low, span.high)
         self._slice(
-            tid,
+            self.inferences,
             "inference {}".format(inference.number),
             span.low,
             span.high,

@@ -1,14 +1,34 @@
 """The trace file as it is written: one JSON event at a time (EventFile), the tracks of
-a kind that keep slices from overlapping (TrackSet), a slice being gathered (Span), and
-the JSON text of a value (text, micros, number)."""
+a kind that keep slices from overlapping (TrackSet) and their tids, a slice being
+gathered (Span), and the JSON text of a value (text, number)."""
 
 import json
-from typing import IO, Callable, List, Optional, Tuple
+from typing import IO, Any, List, Optional, Tuple
 
 from ..core.steps import BadValue
+from .firstfit import FirstFit
 
-#: (tid, where its last slice ends), per track of one kind, in the order they opened.
-Tracks = List[List[int]]
+#: Per track of one kind, in the order they opened: [tid, where its last slice ends
+#: (ns), its first slice's ts (the double a reader parses), a step event's text up to
+#: its ts].
+Tracks = List[List[Any]]
+
+#: A track's tid is TID_STRIDE * (its kind + 1) + its index among the tracks of its kind
+#: (0: `IPU 3`, 1: `IPU 3 (2)`, ...). The kinds: IPU i is kind i, then `stages`,
+#: `blocks`, `inferences`, after every IPU. So tids are unique in a process, ascend in
+#: the order the tracks are shown (IPU 0, IPU 0 (2), ..., IPU 1, ..., stages, blocks,
+#: inferences) whenever they open, are never below TID_STRIDE (never a pid: a trace
+#: holds fewer profiles) and stay below 2**31 (a 32-bit tid to every reader).
+TID_STRIDE = 100000
+#: Kinds of track: 21,470 IPUs (rows of one step), then the three others.
+STAGES_KIND = (2**31 - 1) // TID_STRIDE - 4
+BLOCKS_KIND = STAGES_KIND + 1
+INFERENCES_KIND = STAGES_KIND + 2
+MAX_IPUS = STAGES_KIND
+#: A kind's tracks are scanned in order up to this many, then found in a FirstFit.
+SCANNED = 16
+#: The most profiles one trace holds: their pids (1, 2, ...) stay below every tid.
+MAX_PROFILES = TID_STRIDE - 1
 
 
 def text(value: object) -> str:
@@ -22,30 +42,11 @@ def text(value: object) -> str:
     return json.dumps(value, allow_nan=False)
 
 
-#: At 1000 cycles to the microsecond (no clock: 1 cycle = 1 ns), a time in microseconds
-#: is written from its count of cycles with integer arithmetic: repr(n / 1000.0) is the
-#: decimal n / 1000 with its trailing zeros dropped (".0" for a whole number) whenever
-#: 0 <= n < 10 ** 15 (any decimal of 15 significant digits or fewer survives a double
-#: and back, and repr is the shortest that does). Outside that range, repr itself.
-FRACTIONS = [".0"] + [".{:03d}".format(i).rstrip("0") for i in range(1, 1000)]
-EXACT = 10**15
-
-
-def micros(cycles: int, per_us: float) -> str:
-    """`cycles` in microseconds as JSON: repr(cycles / per_us), made faster at 1000."""
-    if per_us == 1000.0 and 0 <= cycles < EXACT:
-        return str(cycles // 1000) + FRACTIONS[cycles % 1000]
-    return repr(cycles / per_us)
-
-
 def whole(value: object, step: object, what: str) -> int:
+    """A row's start or end: a whole number, else BadValue naming what it is."""
     if type(value) is int:
         return value
-    raise BadValue(
-        "step {}: {} is {}, not a whole number".format(
-            step, what, "NULL" if value is None else type(value).__name__
-        )
-    )
+    raise BadValue("step {}: {} is {}, not a whole number".format(step, what, _stored(value)))
 
 
 def number(value: object, step: object, what: str) -> str:
@@ -54,7 +55,15 @@ def number(value: object, step: object, what: str) -> str:
         return str(value)
     if value is None:
         return "null"
-    raise BadValue("step {}: {} is {}, not a whole number".format(step, what, type(value).__name__))
+    raise BadValue("step {}: {} is {}, not a whole number".format(step, what, _stored(value)))
+
+
+def _stored(value: object) -> str:
+    """A stored value in the words of every command's messages (`text 'abc'`, `the real
+    number 1.5`, NULL)."""
+    from ..core.sqlitefile import storage_class
+
+    return "NULL" if value is None else storage_class(value)
 
 
 #: Events are made into bytes a few hundred at a time, while they are still in the CPU's
@@ -143,20 +152,48 @@ class TrackSet:
     """The tracks of one kind (`IPU 0`, `stages`, ...): a slice takes the first whose last
     slice ends at or before its start, a new one when none does."""
 
-    def __init__(self, label: str, new_tid: Callable[[], int]) -> None:
+    def __init__(self, label: str, kind: int, pid: int) -> None:
         self.label = label
         self.tracks: Tracks = []
-        self._new_tid = new_tid
+        self._first_tid = TID_STRIDE * (kind + 1)
+        self._pid = pid
+        self._fit: Optional[FirstFit] = None  # past SCANNED tracks
 
-    def place(self, start: int, end: int) -> int:
-        """The tid of the track a slice from `start` to `end` goes on."""
-        for track in self.tracks:
-            if track[1] <= start:
+    def place(self, start: int, end: int) -> List[Any]:
+        """The track a slice from `start` to `end` (ns) goes on (see Tracks)."""
+        tracks = self.tracks
+        fit = self._fit
+        if fit is None:
+            for track in tracks:
+                if track[1] <= start:
+                    track[1] = end
+                    return track
+        else:
+            fit.set(0, tracks[0][1])  # the pass moves its first track's end itself
+            index = fit.first(start)
+            if index is not None:
+                track = tracks[index]
                 track[1] = end
-                return track[0]
-        tid = self._new_tid()
-        self.tracks.append([tid, end])
-        return tid
+                fit.set(index, end)
+                return track
+        return self._opened(start, end)
+
+    def _opened(self, start: int, end: int) -> List[Any]:
+        """A new track, for a slice from `start` to `end` that fits no other."""
+        if len(self.tracks) == TID_STRIDE:
+            raise BadValue(
+                "{} would need more than {} tracks (rows that overlap): a trace orders "
+                "at most that many by tid".format(self.label, TID_STRIDE)
+            )
+        tid = self._first_tid + len(self.tracks)
+        lead = ',\n{{"ph":"X","pid":{},"tid":{},"ts":'.format(self._pid, tid)
+        track = [tid, end, start / 1000, lead]
+        self.tracks.append(track)
+        if self._fit is not None:
+            self._fit.append(end)
+        elif len(self.tracks) > SCANNED:
+            self._fit = FirstFit([track[1] for track in self.tracks])
+        return track
 
     def names(self) -> List[Tuple[int, str]]:
         return [

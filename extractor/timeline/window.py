@@ -14,8 +14,8 @@ from typing import FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..core.profile import Profile
 from ..core.rules import StageRules
-from ..core.sqlitefile import SQL_ERRORS
-from ..core.steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, StepNames
+from ..core.sqlitefile import SQL_ERRORS, storage_class
+from ..core.steps import INPUT_DELIVERED_KIND, OUTPUT_BEGINS_KIND, BadValue, StepNames
 from ..errors import UsageError
 
 _MARKER_STEPS = """
@@ -137,7 +137,8 @@ def _merged(ranges: List[Tuple[int, Optional[int]]]) -> List[Tuple[int, Optional
 
 
 def earliest_start(profile: Profile, window: Window) -> Optional[int]:
-    """The smallest start of the window's step rows (None: no row has one)."""
+    """The smallest start of the window's step rows (None: no row has one); BadValue
+    when it is not a whole number."""
     sql, values = _MIN_START, []  # type: Tuple[str, List[int]]
     if window.ranges is not None:
         parts = []
@@ -153,4 +154,10 @@ def earliest_start(profile: Profile, window: Window) -> Optional[int]:
         (low,) = profile.db.execute(sql, values).fetchone()
     except SQL_ERRORS as exc:
         raise profile.error(exc) from exc
-    return low if low is None or type(low) is int else int(low)
+    if low is None or type(low) is int:
+        return low
+    # a start the pass would refuse, found first here (REAL: -inf, 1.5, 7.0; text)
+    raise BadValue(
+        "a step row's start (cycles_base + active_cycles_from_min) is {}, not a whole "
+        "number".format(storage_class(low))
+    )

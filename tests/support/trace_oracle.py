@@ -4,11 +4,16 @@ tests/test_trace.py.
 `oracle_trace(profile, ...)` reads every step row with its own SQL join, keeps them all
 in memory, and applies the definitions literally: the inferences, the window, the shift,
 each row's track by the track rule, the stages, blocks (blocks_oracle's bodies) and
-inferences slices. It imports nothing from `extractor`. `validate(data)` checks a parsed
-trace against the Trace Event Format's rules as Perfetto reads them.
+inferences slices, every time in whole nanoseconds as the spec writes them (the nearest
+at a clock, halves up, in exact rational arithmetic). It imports nothing from
+`extractor`. `validate(data)` checks a parsed trace against the Trace Event Format's
+rules as Perfetto reads them, and the numbers as Perfetto and speedscope compute with
+them (`viewer_overlaps`).
 """
 
 import json
+import math
+from fractions import Fraction
 
 from support.blocks_oracle import (
     connect,
@@ -82,10 +87,19 @@ def track_name(label, index):
     return label if index == 0 else "{} ({})".format(label, index + 1)
 
 
-def oracle_trace(profile, runs=(), every=False, rules_path=None):
+def nanoseconds(cycles, clock_mhz):
+    """A count of cycles as whole nanoseconds: itself without a clock (1 cycle = 1 ns),
+    else the nearest whole number to cycles * 1000 / clock_mhz, halves up."""
+    if clock_mhz is None:
+        return cycles
+    return math.floor(Fraction(cycles) * 1000 / Fraction(clock_mhz) + Fraction(1, 2))
+
+
+def oracle_trace(profile, runs=(), every=False, rules_path=None, clock_mhz=None):
     """What the trace of one profile holds: {"window": [rows], "shift", "inferences",
     "steps": [(track, name, kind, start-shift, dur, step, cycles, active_tiles)],
-    "stages": [...], "blocks": [...], "inference_slices": [...]}, in cycles."""
+    "stages": [...], "blocks": [...], "inference_slices": [...]}, times in whole ns
+    after the shift (`nanoseconds`), tracks given on those."""
     rules = read_rules(rules_path)
     rows = read_rows(profile)
     found = inferences(rows, rules)
@@ -97,17 +111,22 @@ def oracle_trace(profile, runs=(), every=False, rules_path=None):
         chosen = [inf for inf in found if inf[0] in wanted]
         window = [r for r in rows if any(_inside(r["step"], f, la) for _, f, la in chosen)]
     shift = min((r["start"] for r in window), default=0)
+
+    def ns(cycles):
+        return nanoseconds(cycles - shift, clock_mhz)
+
     tracks = {}
     steps = []
     for r in window:
-        index = place(tracks.setdefault(r["ipu"], []), r["start"], r["end"])
+        start, end = ns(r["start"]), ns(r["end"])
+        index = place(tracks.setdefault(r["ipu"], []), start, end)
         steps.append(
             (
                 track_name("IPU {}".format(r["ipu"]), index),
                 r["name"] or "(unnamed step)",
                 r["kind"],
-                r["start"] - shift,
-                r["end"] - r["start"],
+                start,
+                end - start,
                 r["step"],
                 r["cycles"],
                 r["active_tiles"],
@@ -123,11 +142,11 @@ def oracle_trace(profile, runs=(), every=False, rules_path=None):
             stage_of(group[-1]["name"], rules) != stage
             or positions[id(r)] != positions[id(group[-1])] + 1
         ):
-            stages.append(_stage_slice(group, rules, stage_tracks, shift))
+            stages.append(_stage_slice(group, rules, stage_tracks, ns))
             group = []
         group.append(r)
     if group:
-        stages.append(_stage_slice(group, rules, stage_tracks, shift))
+        stages.append(_stage_slice(group, rules, stage_tracks, ns))
     blocks, block_tracks = [], []
     for body in oracle_blocks(profile, str(profile), rules_path)["blocks"]:
         inside = [
@@ -137,14 +156,14 @@ def oracle_trace(profile, runs=(), every=False, rules_path=None):
             and (body["end_step"] is None or r["step"] < body["end_step"])
         ]
         if inside:
-            low = min(r["start"] for r in inside)
-            high = max(r["end"] for r in inside)
+            low = ns(min(r["start"] for r in inside))
+            high = ns(max(r["end"] for r in inside))
             index = place(block_tracks, low, high)
             blocks.append(
                 (
                     track_name("blocks", index),
                     "block {}".format(body["block"]),
-                    low - shift,
+                    low,
                     high - low,
                     body["run"],
                     body["first_step"],
@@ -157,8 +176,8 @@ def oracle_trace(profile, runs=(), every=False, rules_path=None):
         inside = [r for r in window if _inside(r["step"], first, last)]
         if not inside:
             continue
-        low = min(r["start"] for r in inside)
-        high = max(r["end"] for r in inside)
+        low = ns(min(r["start"] for r in inside))
+        high = ns(max(r["end"] for r in inside))
         device = (
             [
                 r
@@ -174,7 +193,7 @@ def oracle_trace(profile, runs=(), every=False, rules_path=None):
             (
                 track_name("inferences", index),
                 "inference {}".format(number),
-                low - shift,
+                low,
                 high - low,
                 span,
             )
@@ -190,14 +209,14 @@ def oracle_trace(profile, runs=(), every=False, rules_path=None):
     }
 
 
-def _stage_slice(group, rules, tracks, shift):
-    low = min(r["start"] for r in group)
-    high = max(r["end"] for r in group)
+def _stage_slice(group, rules, tracks, ns):
+    low = ns(min(r["start"] for r in group))
+    high = ns(max(r["end"] for r in group))
     index = place(tracks, low, high)
     return (
         track_name("stages", index),
         stage_of(group[0]["name"], rules),
-        low - shift,
+        low,
         high - low,
         len(group),
         sum(r["cycles"] or 0 for r in group),
@@ -260,14 +279,46 @@ def validate(data: dict) -> None:
         assert pid in named_processes, pid
         assert (pid, tid) in named_threads, (pid, tid)
         assert (pid, tid) in sort_index, (pid, tid)
-    for track, events_on in slices.items():
-        ordered = sorted(events_on, key=lambda e: e["ts"])
-        for before, after in zip(ordered, ordered[1:]):
-            # ts and dur are floats (cycles over a clock): one rounding step of slack
-            slack = 1e-9 * max(1.0, abs(after["ts"]))
-            assert before["ts"] + before["dur"] <= after["ts"] + slack, (track, before, after)
+    for (pid, tid), events_on in slices.items():
+        assert not viewer_overlaps(events_on), ((pid, tid), viewer_overlaps(events_on)[:3])
+        for event in events_on:
+            # ts on a whole nanosecond: the double of a decimal with at most 3 places
+            assert llround(event["ts"] * 1000) / 1000 == event["ts"], event
     per_process = {}
     for (pid, _tid), index in sort_index.items():
         per_process.setdefault(pid, []).append(index)
     for indexes in per_process.values():
         assert len(indexes) == len(set(indexes))
+    # tids: never the pid (Perfetto would show that track first, as the main thread),
+    # and ascending in the order the sort index gives (for readers that ignore it)
+    for pid, tid in sort_index:
+        assert tid != pid, (pid, tid)
+        assert 0 < tid < 2**31, tid
+    for pid in per_process:
+        shown = sorted((index, tid) for (p, tid), index in sort_index.items() if p == pid)
+        tids = [tid for _, tid in shown]
+        assert tids == sorted(tids), (pid, shown)
+
+
+def llround(value):
+    """C's llround (what Perfetto applies to ts * 1000 and dur * 1000): the nearest
+    integer, halves away from zero, of a double."""
+    low = math.floor(value)
+    return low + (1 if value - low >= 0.5 else 0) if value >= 0 else -llround(-value)
+
+
+def viewer_overlaps(events):
+    """The pairs of slices of one track (each in the file's numbers) that overlap as a
+    viewer computes with them: speedscope takes the track's times less its first ts and
+    adds ts + dur in doubles; Perfetto rounds ts * 1000 and dur * 1000 to whole ns each
+    and drops a slice that ends after the next one begins."""
+    ordered = sorted(events, key=lambda e: (e["ts"], e["dur"]))
+    first = ordered[0]["ts"] if ordered else 0.0
+    found = []
+    for before, after in zip(ordered, ordered[1:]):
+        ts, dur, then = before["ts"], before["dur"], after["ts"]
+        speedscope = (ts + dur > then) or ((ts - first) + dur > then - first)
+        perfetto = llround(ts * 1000) + llround(dur * 1000) > llround(then * 1000)
+        if speedscope or perfetto:
+            found.append((before, after))
+    return found
