@@ -147,12 +147,10 @@ def speedscope(request, speedscope_viewer, traces):
 
 def differing(viewer, tracks):
     """{`pid thread-name`: (the viewer's slices, the file's)} where they differ."""
+    both = sorted(set(viewer) | set(tracks.slices))
     return {
         name: (viewer.get(track, 0), tracks.slices.get(track, 0))
-        for track, name in zip(
-            sorted(set(viewer) | set(tracks.slices)),
-            tracks.named(sorted(set(viewer) | set(tracks.slices))),
-        )
+        for track, name in zip(both, tracks.named(both))
         if viewer.get(track, 0) != tracks.slices.get(track, 0)
     }
 

@@ -3,8 +3,9 @@ Perfetto UI's and speedscope's readings of it, each loaded in headless Chromium 
 LocalSite (tests/support/viewersites.py), with every request that would leave the site
 refused.
 
-- Perfetto: the UI opens the trace from its URL (`#!/?url=`), then its trace processor
-  answers SQL through the UI's engine (`window.app.trace.engine`, the UI's debug global):
+- Perfetto: the UI, started once, opens each trace from its URL as its `?url=` argument
+  does (`window.app`, the UI's debug global, is the UI's own object: openTraceFromUrl),
+  then its trace processor answers SQL through the UI's engine (`app.trace.engine`):
   the slices of each thread track, their depths, unfinished slices, the import's error
   and data-loss stats (`slice_drop_overlapping_complete_event`, a parser failure...);
   and the order of the tracks in its workspace, as drawn.
@@ -32,7 +33,8 @@ class TraceTracks:
 
     def __init__(self, path: Path):
         events = json.loads(path.read_bytes())["traceEvents"]
-        self.slices = collections.Counter((e["pid"], e["tid"]) for e in events if e["ph"] == "X")  # type: Dict[Track, int]
+        slices = collections.Counter((e["pid"], e["tid"]) for e in events if e["ph"] == "X")
+        self.slices = dict(slices)  # type: Dict[Track, int]
         process_index, thread_index, self.names = {}, {}, {}
         for e in events:
             if e["ph"] != "M":
