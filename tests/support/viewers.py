@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 Track = Tuple[int, int]  # (pid, tid)
-LOAD_TIMEOUT_MS = 120000
+LOAD_TIMEOUT_MS = 240000  # a 100,000-row trace takes tens of seconds on a busy machine
 
 
 class TraceTracks:
@@ -316,7 +316,7 @@ def read_in_speedscope(offline: OfflineContext, name: str) -> SpeedscopeReading:
             opened.console[-3:],
         )
         opened.screenshot("speedscope-" + Path(name).stem)
-        with page.expect_download() as download:
+        with page.expect_download(timeout=LOAD_TIMEOUT_MS) as download:
             export.first.click()
         exported = json.loads(Path(download.value.path()).read_bytes())
         return SpeedscopeReading(exported, opened.console, offline.refused[refused:])
