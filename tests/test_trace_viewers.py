@@ -102,10 +102,12 @@ def browser():
 
 
 def served(viewer):
+    """The viewer's folder, else the test fails with the one line saying why."""
     try:
         return viewer()
     except ViewerMissing as missing:
-        pytest.fail(str(missing), pytrace=False)
+        why = str(missing)
+    pytest.fail(why, pytrace=False)
 
 
 @pytest.fixture(scope="module")

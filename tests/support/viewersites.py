@@ -76,14 +76,17 @@ def _npm_install(npm: str, home: Path, package: str) -> None:
     partial = home.with_name(home.name + ".partial")
     shutil.rmtree(str(partial), ignore_errors=True)
     partial.mkdir()
-    completed = subprocess.run(
-        [npm, "install", "--prefix", str(partial), "--no-audit", "--no-fund"]
-        + ["--ignore-scripts", "--loglevel=error", package],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        timeout=300,
-        check=False,
-    )
+    try:
+        completed = subprocess.run(
+            [npm, "install", "--prefix", str(partial), "--no-audit", "--no-fund"]
+            + ["--ignore-scripts", "--loglevel=error", package],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=300,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise ViewerMissing("npm install {} took more than 300 s".format(package)) from None
     if completed.returncode != 0:
         output = completed.stdout.decode("utf-8", "replace").strip().splitlines()
         raise ViewerMissing(
