@@ -15,44 +15,22 @@ random rather than derandomized:
 A failing example prints its tree, its command, what extract did and each broken promise.
 """
 
-import os
-
 import pytest
-from hypothesis import HealthCheck, Phase, example, given, seed, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from support import difftracefuzz as fuzz
+from support.fuzzruns import FuzzRuns
 from support.outputchecks import strict_json, terminal_problems, trace_problems
 
-LONG = "EXTRACT_DIFFTRACEFUZZ_EXAMPLES" in os.environ
-EXAMPLES = int(os.environ.get("EXTRACT_DIFFTRACEFUZZ_EXAMPLES", "6"))
-TIMED_EXAMPLES = max(1, EXAMPLES // 4) if LONG else 1
-
-SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=not LONG,
-    database=None,
-    # A failure is reported as drawn: most examples make one part hostile, and a shrink
-    # would rerun a command that may wait out its time limit.
-    phases=[Phase.explicit, Phase.reuse, Phase.generate]
-    + ([Phase.shrink] if os.environ.get("EXTRACT_DIFFTRACEFUZZ_SHRINK") else []),
-    print_blob=False,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.data_too_large,
-    ],
-)
+RUNS = FuzzRuns("EXTRACT_DIFFTRACEFUZZ", 6)
+TIMED_EXAMPLES = max(1, RUNS.examples // 4) if RUNS.long else 1
+SETTINGS = RUNS.settings
+maybe_seed = RUNS.seeded
 
 
-def maybe_seed(test):
-    value = os.environ.get("EXTRACT_DIFFTRACEFUZZ_SEED")
-    return seed(int(value))(test) if value else test
-
-
-def check(example, root, timeout=fuzz.TIMEOUT):
-    problems, report, run = fuzz.run_example(example, root, timeout)
+def check(drawn, root, timeout=fuzz.TIMEOUT):
+    problems, report, run = fuzz.run_example(drawn, root, timeout)
     assert not problems, report
     return run
 

@@ -865,7 +865,7 @@ def corpus():
             fields.setdefault("candidate", CHANGED)
         elif command != "trace" or name != "three profiles":
             fields["profiles"] = fields.get("profiles", [ProfileDraw()])[:1]
-        if command == "extract":
+        if command == "extract" and fields.get("output") not in (DEV_TTY, DEVICE):
             fields["options"] = list(fields.get("options", ())) + ["--blocks"]
         cases.append(("{}:{}".format(command, name), Example(command, focus=name, **fields)))
 
