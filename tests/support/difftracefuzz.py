@@ -59,26 +59,38 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tty
 from pathlib import Path
 
-from hypothesis import strategies as st
-from test_fuzz import MUTATION, NEW_VALUES
-from test_fuzz import apply as apply_mutations
+TESTS = Path(__file__).resolve().parents[1]
+if str(TESTS) not in sys.path:  # run as a script
+    sys.path.insert(0, str(TESTS))
 
-from support.cases import NO_OUTPUT_RULES, generator
-from support.cli import extract_command
-from support.derivedfuzz import HOSTILE_NAMES, check_csv, check_markdown, partials, short
-from support.diffedits import EDITS, edit_spec
-from support.fsfuzz import CAN_MKNOD, NOT_UTF8, Run, shown, snapshot
-from support.outputchecks import (
+from hypothesis import strategies as st  # noqa: E402
+from test_fuzz import MUTATION, NEW_VALUES  # noqa: E402
+from test_fuzz import apply as apply_mutations  # noqa: E402
+
+from support.cases import NO_OUTPUT_RULES, generator  # noqa: E402
+from support.cli import extract_command  # noqa: E402
+from support.derivedfuzz import (  # noqa: E402
+    HOSTILE_NAMES,
+    check_csv,
+    check_markdown,
+    partials,
+    short,
+    tally,
+)
+from support.diffedits import EDITS, edit_spec  # noqa: E402
+from support.fsfuzz import CAN_MKNOD, NOT_UTF8, Run, shown, snapshot  # noqa: E402
+from support.outputchecks import (  # noqa: E402
     markdown_cells,
     numbers_beyond_64_bits,
     strict_json,
     terminal_problems,
     trace_problems,
 )
-from support.paths import PVA_DOUBLE, REPO
+from support.paths import PVA_DOUBLE, REPO  # noqa: E402
 
 TIMEOUT = float(os.environ.get("EXTRACT_DIFFTRACEFUZZ_TIMEOUT", "30"))  # a hang fails
 
@@ -940,3 +952,37 @@ BLOB_KIND = ("set", ("steps", "type"), "x'ff00c3a9'", 6)
 TEXT_TILES = ("set", ("steps_by_ipu", "active_tiles"), "'abc'", 4)
 MINUS_INFINITE_BASE = ("set", ("steps_by_ipu", "cycles_base"), "-9e999", 4)
 DROP = ("drop table", "steps_by_ipu")
+
+
+# ---- a survey: every failure of many examples, tallied -----------------------------------
+
+
+def main(argv) -> int:
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description="Tally what the diff and trace fuzz finds.")
+    parser.add_argument("mode", choices=["survey"])
+    parser.add_argument("--examples", type=int, default=20)
+    parser.add_argument("--command", action="append", choices=COMMANDS)
+    parser.add_argument("--seed")
+    parser.add_argument("--reports", action="store_true", help="print one example each")
+    options = parser.parse_args(argv)
+    root = Path(tempfile.mkdtemp(prefix="difftracefuzz-survey-"))
+    strategies = {command: examples(command) for command in options.command or COMMANDS}
+    found = tally(
+        strategies,
+        lambda drawn: run_example(drawn, root / "example"),
+        options.examples,
+        options.seed,
+    )
+    shutil.rmtree(str(root), ignore_errors=True)
+    for (command, what), (times, report) in sorted(found.items()):
+        print("{:4} {:14} {}".format(times, command, what))
+        if options.reports:
+            print("      " + report.replace("\n", "\n      "))
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
