@@ -37,13 +37,19 @@ def check(drawn, root, timeout=fuzz.TIMEOUT):
 
 @pytest.mark.parametrize("command", fuzz.COMMANDS)
 def test_hostile_diff_and_trace_runs(command, tmp_path):
+    # Every example runs; the failing ones are reported together, as drawn.
+    failures = []
+
     @maybe_seed
     @SETTINGS
     @given(fuzz.examples(command))
     def run(drawn):
-        check(drawn, tmp_path / "example")
+        problems, report, _ = fuzz.run_example(drawn, tmp_path / "example")
+        if problems:
+            failures.append(report)
 
     run()
+    assert not failures, "\n\n".join(failures)
 
 
 CORPUS = fuzz.corpus()

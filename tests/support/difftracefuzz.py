@@ -379,8 +379,8 @@ def examples(draw, command):
         options += ["--clock-mhz", clock] if clock is not None else []
     elif command == "extract" and draw(st.booleans()):
         options.append("--blocks")
-    if _maybe(draw, 40 if options_on else 15, st.booleans(), False):
-        options.append("--no-pva")
+    if command != "blocks" and _maybe(draw, 40 if options_on else 15, st.booleans(), False):
+        options.append("--no-pva")  # (blocks reads no pva)
     timeout = _maybe(draw, 30 if options_on else 0, st.sampled_from(TIMEOUTS), None)
     options += ["--timeout", timeout] if timeout is not None else []
     outputs = OUTPUTS + ([STDOUT, STDOUT] if command.startswith("diff") else [])
