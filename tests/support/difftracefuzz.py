@@ -227,10 +227,11 @@ class ProfileDraw:
 
 class Example:
     """A drawn command (nothing made yet). `profiles`: the ProfileDraws (diff: base and
-    candidate; the candidate may be "same", the base's very path, "copy" or a list of
-    diffedits edits of the base); `rules`: None, "installed", "no-output" or a hostile
-    label; `options`: more arguments; `output`: where -o goes; `terminal`: stdout is a
-    pty."""
+    candidate); `candidate` (diff): "same" (the base's very path), "copy" (a copy of the
+    base), "own" (its own ProfileDraw) or a list of tests/support/diffedits.py edits of
+    the base's spec; `rules`: None, "installed", "no-output" or a hostile stage label;
+    `options`: more arguments (diff's `--format` from the command's name unless given);
+    `output`: where -o goes; `terminal`: stdout is a pty."""
 
     def __init__(
         self,
