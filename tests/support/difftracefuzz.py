@@ -472,6 +472,10 @@ def hostile_spec(draw: ProfileDraw):
         target = items[index % len(items)]
         head, _, tail = target.name.rpartition("/")
         target.name = text if how == "replace" else "{}/{}/{}".format(head, text, tail)
+    if draw.kinds:  # a kernel step of another kind: its program keeps its compute set
+        owned = generator().program_compute_sets(spec)
+        for program in spec.programs:
+            program.compute_set = owned.get(program.id, program.compute_set)
     for index, kind in draw.kinds:
         spec.steps[index % len(spec.steps)].type = kind
     for index, column, value in draw.values:  # (idle tiles are 64-bit too)
