@@ -22,38 +22,16 @@ examples instead of stopping at the first: `python tests/support/derivedfuzz.py 
 import os
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import given, settings
 
 from support import derivedfuzz
+from support.fuzzruns import FuzzRuns
 
-LONG = "EXTRACT_DERIVEDFUZZ_EXAMPLES" in os.environ
-EXAMPLES = int(os.environ.get("EXTRACT_DERIVEDFUZZ_EXAMPLES", "12"))
-SUBPROCESS_EXAMPLES = max(2, EXAMPLES // 4) if LONG else 2
-
-# A failure is reported as drawn (its pieces are few: most examples make one part
-# hostile), unless asked: a shrink that meets a hang waits out each time limit.
-PHASES = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + (
-    [Phase.shrink] if os.environ.get("EXTRACT_DERIVEDFUZZ_SHRINK") else []
-)
-SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=not LONG,
-    database=None,
-    phases=PHASES,
-    print_blob=False,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.data_too_large,
-        HealthCheck.filter_too_much,
-    ],
-)
-
-
-def maybe_seed(test):
-    value = os.environ.get("EXTRACT_DERIVEDFUZZ_SEED")
-    return seed(int(value))(test) if value else test
+RUNS = FuzzRuns("EXTRACT_DERIVEDFUZZ", 12)
+EXAMPLES = RUNS.examples
+SUBPROCESS_EXAMPLES = max(2, EXAMPLES // 4) if RUNS.long else 2
+SETTINGS = RUNS.settings
+maybe_seed = RUNS.seeded
 
 
 def check(example):

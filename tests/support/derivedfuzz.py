@@ -1988,12 +1988,15 @@ def category(problem: str) -> str:
     return text[:110]
 
 
-def survey(commands, count: int, subprocess_run: bool, seed_value=None) -> dict:
+def tally(strategies: dict, run, count: int, seed_value=None) -> dict:
+    """Run `count` examples of each strategy (name -> strategy) through `run` (an example
+    -> (problems, report, ...)): {(name, category): [times, a report]}. Derandomized
+    unless a seed is given."""
     from hypothesis import HealthCheck, given, seed, settings
 
     found = {}
 
-    def tally(command):
+    def one_kind(name, strategy):
         @settings(
             max_examples=count,
             deadline=None,
@@ -2001,19 +2004,24 @@ def survey(commands, count: int, subprocess_run: bool, seed_value=None) -> dict:
             derandomize=seed_value is None,
             suppress_health_check=list(HealthCheck),
         )
-        @given(examples(command, subprocess_run))
+        @given(strategy)
         def one(example):
-            problems, report = run_example(example)
+            problems, report = run(example)[:2]
             for problem in problems:
-                key = (command, category(problem))
+                key = (name, category(problem))
                 found.setdefault(key, [0, report])
                 found[key][0] += 1
 
         return seed(int(seed_value))(one) if seed_value is not None else one
 
-    for command in commands:
-        tally(command)()
+    for name, strategy in strategies.items():
+        one_kind(name, strategy)()
     return found
+
+
+def survey(commands, count: int, subprocess_run: bool, seed_value=None) -> dict:
+    strategies = {command: examples(command, subprocess_run) for command in commands}
+    return tally(strategies, run_example, count, seed_value)
 
 
 def main(argv) -> int:
