@@ -40,6 +40,7 @@ from .steps import (
     NameClass,
     SqlValue,
     StepNames,
+    sum64,
     whole,
 )
 from .trace import compile_only_warning, no_anchor_warning, read_trace
@@ -247,6 +248,9 @@ class BlockBodies:
     def _close(self, end_step: SqlValue) -> None:
         if self._first is None:
             return
+        for value in self.cycles or ():  # what every writer of the body holds
+            sum64(value)
+        sum64(sum(self.cycles or ()))
         run = self._run
         block = self._blocks_of_run.get(run, 0)
         self._blocks_of_run[run] = block + 1

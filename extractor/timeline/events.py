@@ -19,6 +19,7 @@ from ..core.steps import (
     BadValue,
     SqlValue,
     StepNames,
+    sum64,
 )
 from .slices import Closed, ProfileSlices
 from .tracks import (
@@ -290,13 +291,13 @@ class ProfileEvents(ProfileSlices):
                                 f"{stage_lead}{stage_tid}{mid}"
                                 f"{at // 1000}{fractions[at % 1000]}, "
                                 f'"dur": {span // 1000}{fractions[span % 1000]}'
-                                f'{post}{rows - stage_from}, "cycles": {stage_cycles}}}}}'
+                                f'{post}{rows - stage_from}, "cycles": {sum64(stage_cycles)}}}}}'
                             )
                         else:
                             hold(
                                 f'{stage_lead}{stage_tid}{mid}{at / per_us!r}, "dur": '
                                 f"{span / per_us!r}{post}{rows - stage_from}, "
-                                f'"cycles": {stage_cycles}}}}}'
+                                f'"cycles": {sum64(stage_cycles)}}}}}'
                             )
                         if len(held) >= held_limit:
                             out.flush()

@@ -10,6 +10,7 @@ characters and non-ASCII text escaped), once per distinct name.
 from typing import Callable, Dict, List, Tuple
 
 from ..core.blocks import Body
+from ..core.steps import sum64
 from .tracks import EXACT, FRACTIONS, EventFile, Span, TrackSet, micros, text
 from .window import Inference
 
@@ -71,6 +72,7 @@ class ProfileSlices:
     # ---- stages, blocks, inferences ------------------------------------------------
 
     def _stage_slice(self, stage: str, low: int, high: int, rows: int, cycles: int) -> None:
+        sum64(cycles)
         mid, post = self._stage_texts.get(stage) or self._stage_texts_of(stage)
         self.out.add_led(
             '{}{}{}{}, "dur": {}{}{}, "cycles": {}}}}}'.format(
