@@ -11,7 +11,7 @@ import tty
 
 from test_diff_cli import ladder
 
-from support.cli import extract_command, run_extract
+from support.cli import extract_command, read_terminal, run_extract
 from support.diff_oracle import diff_csv
 from support.diffcli import oracle_for
 from support.paths import PVA_DOUBLE
@@ -37,19 +37,10 @@ def on_a_terminal(*args, cwd):
         stderr=subprocess.PIPE,
     )
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # the terminal closed
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(master)
+    written = read_terminal(master)
     stderr = process.communicate(timeout=60)[1]
     assert process.returncode == 0, stderr
-    return b"".join(chunks)
+    return written
 
 
 def test_diff_csv_on_a_terminal_shows_controls_escaped(tmp_path):

@@ -19,18 +19,24 @@ def op_name(k: int, period: int) -> str:
     return "/m/blocks/blocks.0/mlp/op{}z/Add".format(k % period)
 
 
-def long_body(
-    folder, steps, period=300, cycles=lambda k: 100 + k % 7, to_the_end=False, edits=None
-):
-    g = generator()
+def one_inference(g, *programs):
+    """A ProfileSpec of four tiles, its programs copyFromHost (1) and the anchor's (2,
+    compute set 1: ANCHOR, of CONV vertices), then `programs`; no steps yet."""
     spec = g.ProfileSpec(tiles=4, var_categories=[(1, "internalExchangeCode")])
     spec.memory_by_tile = [1000, 1000, 1000, 1000]
     spec.programs = [
         g.Program(1, "copyFromHost", "StreamCopyEnd"),
         g.Program(2, "OnTileExecute: qkv", "OnTileExecute", compute_set=1),
-        g.Program(3, "copyToHost", "StreamCopyBegin"),
-    ]
+    ] + list(programs)
     spec.compute_sets = [g.ComputeSet(1, ANCHOR, [CONV])]
+    return spec
+
+
+def long_body(
+    folder, steps, period=300, cycles=lambda k: 100 + k % 7, to_the_end=False, edits=None
+):
+    g = generator()
+    spec = one_inference(g, g.Program(3, "copyToHost", "StreamCopyBegin"))
     names = {}  # (kind, name) -> (program, compute set)
     keys = [(op_name(k, period), "OnTileExecute") for k in range(period)]
     keys += sorted({(name, kind) for kind, name in (edits or {}).values()} - set(keys))
