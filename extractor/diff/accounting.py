@@ -27,7 +27,9 @@ STATUSES = ("same", "changed", "added", "removed")
 MAX_ALIGNED = 20_000
 
 
-def unit_keys(units: List[Unit], known: Dict[Tuple[str, str], Tuple[str, str]]) -> list:
+def unit_keys(
+    units: List[Unit], known: Dict[Tuple[str, str], Tuple[str, str]]
+) -> List[Tuple[str, str]]:
     """Each unit's key, (kind, masked name): made once per kind and name (`known`)."""
     found = []
     for unit in units:
