@@ -95,8 +95,9 @@ def test_nearly_identical_long_bodies_are_quick_and_exact(tmp_path):
 
 
 def test_bodies_that_differ_over_too_many_steps_are_refused(tmp_path):
-    """30,000 steps each, the same names in another order: once the common start (the
-    anchor) is set aside, more than 20,000 steps are left to align on both sides."""
+    """30,000 steps each, the same names in another order: no block of equal keys is
+    long enough to take without difflib (the anchor alone is shared, and a few single
+    steps), so all 30,000 are left to align on both sides, more than 20,000."""
     base = long_body(tmp_path / "a", 30_000)
     order = {k: ("OnTileExecute", op_name(k * 7, 300)) for k in range(1, 30_000)}
     candidate = long_body(tmp_path / "b", 30_000, edits=order)
@@ -104,7 +105,8 @@ def test_bodies_that_differ_over_too_many_steps_are_refused(tmp_path):
     assert code == 2 and stdout == b"", stderr
     lines = stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("extract: error: {}: ".format(candidate))
-    assert "29,999 and 29,999 steps to align" in lines[0] and "20,000" in lines[0], lines[0]
+    assert "30,000 and 30,000 steps to align" in lines[0] and "20,000" in lines[0], lines[0]
+    assert "from their steps 2 and 2 to their steps 30001 and 30001" in lines[0]
     assert "--block R:K" in lines[0]
     assert cpu < CPU_LIMIT_S, cpu
 

@@ -144,8 +144,8 @@ def _too_long(base: Side, candidate: Side, exc: TooLong) -> UsageError:
             base.units[i1].step,
             candidate.units[j2 - 1].step,
             base.units[i2 - 1].step,
-            j2 - j1,
-            i2 - i1,
+            exc.left[1],
+            exc.left[0],
             MAX_ALIGNED,
         ),
     )

@@ -1,31 +1,42 @@
 """The alignment of two key sequences: exactly the opcodes of
 `difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()` (diff-spec's rule),
-without difflib's worst case where the two share a long common start or end.
+without difflib's worst case where the two are alike over long stretches.
 
 difflib matches the longest block of equal keys first (the earliest in `a` among the
 longest, then the earliest in `b`), then does the same on each side of it. Its search
 takes time that grows with the length of a range times how often its keys repeat, and
 a body's keys repeat a lot (the same layer, step after step): two identical bodies of
-50,000 steps took 32 s. Yet when the common start of a range (its common prefix) is
-the block difflib would choose, the block is known without a search: here that is
-proven, not assumed, before it is taken. The common prefix, of length p, is difflib's
-choice when no block of p + 1 equal keys is shared by the two ranges (the prefix starts
-first in `a`, so it wins ties); the common suffix, of length s, when no other pair of
-places shares s equal keys. Both are checked in linear time by comparing the hashes of
-every window of that length (a rolling hash); a hash shared by chance only sends the
-range to difflib, whose answer is then the same, only slower. What no such block
-explains is aligned by difflib itself, on that range alone (difflib's answer on a range
-depends only on the keys in it).
+50,000 steps took 32 s. Yet where two bodies are alike, the block difflib chooses is
+one of the runs of equal keys found by walking the two ranges side by side from their
+starts, or from their ends: the longest such run (the earliest on a tie) is taken
+without a search when it is proven, not assumed, to be difflib's choice, which it is
+when no block one key longer is shared by the two ranges, and no other block as long
+is shared that starts earlier in `a` (or as early, and earlier in `b`). Both are
+checked in linear time by comparing the hashes of every window of that length (a
+rolling hash): a hash shared by chance only sends the range to difflib, whose answer is
+then the same, only slower. The ranges on each side of a block taken are treated the
+same way; what no such block explains is aligned by difflib itself, on that range alone
+(difflib's answer on a range depends only on the keys in it). A proof walks its whole
+range, so it is spent only on blocks of `_SHORTEST` keys or more, and on no more than
+`_WORK` times the keys of both sequences in all: bodies that share only short blocks
+are difflib's whole, as before.
 """
 
 import difflib
-from typing import Dict, Hashable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 
 #: (tag, i1, i2, j1, j2), as difflib's get_opcodes gives them.
 Opcode = Tuple[str, int, int, int, int]
 #: (i, j, size): a[i:i + size] == b[j:j + size], as difflib's get_matching_blocks.
 Block = Tuple[int, int, int]
 
+_TRIES = 8  # candidates for a range's block before it is left to difflib
+#: A block shorter than this is left to difflib's search, which finds short ones fast,
+#: where a proof walks the whole range: bodies that share only short blocks (unlike
+#: bodies) would cost a walk per block.
+_SHORTEST = 32
+#: The proofs walk at most this many times the keys of both sequences, in all.
+_WORK = 64
 _MODULUS = (1 << 61) - 1  # a prime: the rolling hash's values are below it
 _BASE = 1_000_003
 
@@ -33,10 +44,13 @@ _BASE = 1_000_003
 class TooLong(Exception):
     """What is left for difflib is longer than `most` keys on both sides."""
 
-    def __init__(self, a_range: Tuple[int, int], b_range: Tuple[int, int]) -> None:
-        super().__init__(a_range, b_range)
-        self.a_range = a_range  # (first, end) indexes in a
+    def __init__(
+        self, a_range: Tuple[int, int], b_range: Tuple[int, int], left: Tuple[int, int]
+    ) -> None:
+        super().__init__(a_range, b_range, left)
+        self.a_range = a_range  # (first, end) indexes in a of what is left, all of it
         self.b_range = b_range
+        self.left = left  # how many keys are left, in a and in b
 
 
 def opcodes(
@@ -53,23 +67,32 @@ def opcodes(
 
 def _matching_blocks(a: List[int], b: List[int], most: Optional[int]) -> List[Block]:
     """difflib's get_matching_blocks() of a and b (the final (len(a), len(b), 0) too)."""
-    alo, ahi, blo, bhi = 0, len(a), 0, len(b)
     found: List[Block] = []
-    while alo < ahi and blo < bhi:
-        prefix = _common_prefix(a, alo, ahi, b, blo, bhi)
-        suffix = _common_suffix(a, alo + prefix, ahi, b, blo + prefix, bhi)
-        if prefix and prefix >= suffix and not _shares(a, alo, ahi, b, blo, bhi, prefix + 1):
-            found.append((alo, blo, prefix))
-            alo, blo = alo + prefix, blo + prefix
-        elif suffix > prefix and not _shares(a, alo, ahi, b, blo, bhi, suffix, suffix=True):
-            found.append((ahi - suffix, bhi - suffix, suffix))
-            ahi, bhi = ahi - suffix, bhi - suffix
-        else:
-            if most is not None and min(ahi - alo, bhi - blo) > most:
-                raise TooLong((alo, ahi), (blo, bhi))
-            matcher = difflib.SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)
-            found += [(alo + i, blo + j, n) for i, j, n in matcher.get_matching_blocks() if n]
-            break
+    left: List[Tuple[int, int, int, int]] = []  # the ranges for difflib
+    ranges = [(0, len(a), 0, len(b))]
+    work = _WORK * (len(a) + len(b))  # keys the proofs may still walk through
+    while ranges:
+        alo, ahi, blo, bhi = ranges.pop()
+        if alo >= ahi or blo >= bhi:
+            continue
+        block = None
+        if work > 0:
+            work -= (ahi - alo) + (bhi - blo)
+            block = _proven_longest(a, alo, ahi, b, blo, bhi)
+        if block is None:
+            left.append((alo, ahi, blo, bhi))
+            continue
+        i, j, size = block
+        found.append(block)
+        ranges += [(alo, i, blo, j), (i + size, ahi, j + size, bhi)]
+    left.sort()
+    if left and most is not None:
+        counts = sum(r[1] - r[0] for r in left), sum(r[3] - r[2] for r in left)
+        if min(counts) > most:
+            raise TooLong((left[0][0], left[-1][1]), (left[0][2], left[-1][3]), counts)
+    for alo, ahi, blo, bhi in left:
+        matcher = difflib.SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)
+        found += [(alo + i, blo + j, n) for i, j, n in matcher.get_matching_blocks() if n]
     found.sort()
     merged: List[Block] = []
     for i, j, size in found:  # adjacent blocks become one, as difflib leaves them
@@ -79,6 +102,58 @@ def _matching_blocks(a: List[int], b: List[int], most: Optional[int]) -> List[Bl
             merged.append((i, j, size))
     merged.append((len(a), len(b), 0))
     return merged
+
+
+def _proven_longest(
+    a: List[int], alo: int, ahi: int, b: List[int], blo: int, bhi: int
+) -> Optional[Block]:
+    """The block difflib's find_longest_match gives in a[alo:ahi], b[blo:bhi], when it
+    is found and proven (see above) in a few tries; else None. The first candidate is
+    the longest run of equal keys with the ranges side by side from their starts or
+    from their ends; each shared window that disproves a candidate gives the next: the
+    run of equal keys through it."""
+    best: Block = (alo, blo, 0)
+    for shift in (blo - alo, bhi - ahi):  # j - i along each of the two walks
+        run = _longest_run(a, alo, ahi, b, blo, bhi, shift)
+        if run[2] > best[2] or (run[2] == best[2] and run < best):
+            best = run
+    for _ in range(_TRIES):
+        size = best[2]
+        if size < _SHORTEST:
+            return None
+        found = _shared(a, alo, ahi, b, blo, bhi, size + 1, None)
+        if found is None:
+            found = _shared(a, alo, ahi, b, blo, bhi, size, best)
+            if found is None:
+                return best
+        i, j = found
+        start = i  # the run of equal keys through the shared window
+        while start > alo and start + j - i > blo and a[start - 1] == b[start - 1 + j - i]:
+            start -= 1
+        end = i
+        while end < ahi and end + j - i < bhi and a[end] == b[end + j - i]:
+            end += 1
+        if end - start < size or (end - start == size and (start, start + j - i) >= best[:2]):
+            return None  # hashes shared by chance
+        best = (start, start + j - i, end - start)
+    return None
+
+
+def _longest_run(
+    a: List[int], alo: int, ahi: int, b: List[int], blo: int, bhi: int, shift: int
+) -> Block:
+    """The longest run of a[i] == b[i + shift] within the ranges, the earliest of them."""
+    low, high = max(alo, blo - shift), min(ahi, bhi - shift)
+    best: Block = (alo, blo, 0)
+    run = 0
+    for i in range(low, high + 1):
+        if i < high and a[i] == b[i + shift]:
+            run += 1
+            continue
+        if run > best[2]:
+            best = (i - run, i - run + shift, run)
+        run = 0
+    return best
 
 
 def _opcodes(blocks: List[Block], a_length: int, b_length: int) -> List[Opcode]:
@@ -98,22 +173,6 @@ def _opcodes(blocks: List[Block], a_length: int, b_length: int) -> List[Opcode]:
     return found
 
 
-def _common_prefix(a: List[int], alo: int, ahi: int, b: List[int], blo: int, bhi: int) -> int:
-    length = 0
-    most = min(ahi - alo, bhi - blo)
-    while length < most and a[alo + length] == b[blo + length]:
-        length += 1
-    return length
-
-
-def _common_suffix(a: List[int], alo: int, ahi: int, b: List[int], blo: int, bhi: int) -> int:
-    length = 0
-    most = min(ahi - alo, bhi - blo)
-    while length < most and a[ahi - 1 - length] == b[bhi - 1 - length]:
-        length += 1
-    return length
-
-
 def _window_hashes(keys: List[int], low: int, high: int, size: int) -> List[int]:
     """The rolling hash of every window of `size` keys in keys[low:high], in order."""
     if size > high - low:
@@ -129,7 +188,7 @@ def _window_hashes(keys: List[int], low: int, high: int, size: int) -> List[int]
     return found
 
 
-def _shares(
+def _shared(
     a: List[int],
     alo: int,
     ahi: int,
@@ -137,24 +196,18 @@ def _shares(
     blo: int,
     bhi: int,
     size: int,
-    suffix: bool = False,
-) -> bool:
-    """Whether a[alo:ahi] and b[blo:bhi] may share a window of `size` equal keys (by
-    its hash: True can be a chance, never False where they do); with `suffix`, other
-    than the two ranges' last windows, which are known to be equal."""
-    first = _window_hashes(a, alo, ahi, size)
-    second = _window_hashes(b, blo, bhi, size)
-    if not first or not second:
-        return False
-    if not suffix:
-        seen: Set[int] = set(first)
-        return any(value in seen for value in second)
-    counts: Dict[int, int] = {}
-    for value in first:
-        counts[value] = counts.get(value, 0) + 1
-    last_a, last_b = first[-1], len(second) - 1
-    for index, value in enumerate(second):
-        count = counts.get(value, 0)
-        if count and not (index == last_b and value == last_a and count == 1):
-            return True
-    return False
+    before: Optional[Block],
+) -> Optional[Tuple[int, int]]:
+    """Where (i, j) a[alo:ahi] and b[blo:bhi] may share a window of `size` equal keys
+    (by its hash: it can be a chance, but none is missed); with `before`, only one that
+    starts earlier in a than `before`, or as early and earlier in b. None: nowhere."""
+    first: Dict[int, int] = {}  # a window's hash -> where it first starts
+    for index, value in enumerate(_window_hashes(a, alo, ahi, size), alo):
+        first.setdefault(value, index)
+    for index, value in enumerate(_window_hashes(b, blo, bhi, size), blo):
+        start = first.get(value)
+        if start is not None and (
+            before is None or start < before[0] or (start == before[0] and index < before[1])
+        ):
+            return start, index
+    return None
