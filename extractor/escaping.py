@@ -11,7 +11,9 @@ here for its format, and keeps no copy of a rule of its own:
   or as a code span;
 - `xml_text`, `xml_attribute`: XML 1.0 character data and attribute values (the SVG
   chart, the JUnit report);
-- `terminal_text`: text printed on a terminal.
+- `terminal_text`: text printed on a terminal; `terminal_output`: a whole output (a
+  command's CSV, markdown, JSON...) written to standard output when that is a terminal,
+  line by line. An output written to a file keeps its exact bytes.
 
 Where a character must not be written as it is, it is written as a visible escape in
 Python's spelling: `\\n`, `\\r`, `\\t`, `\\xNN` below U+0100, `\\uNNNN` above (every
@@ -61,6 +63,20 @@ def terminal_text(text: str) -> str:
     kept; the result holds no character this escapes, so escaping it again changes
     nothing."""
     return _NOT_FOR_TERMINALS.sub(_visible, text)
+
+
+_LINE_ENDS = re.compile("(\r?\n)")
+
+
+def terminal_output(data: bytes) -> bytes:
+    """A command's output (UTF-8) as a terminal is sent it: each line through
+    `terminal_text`, its line end (`\\n` or `\\r\\n`) kept; a byte that is not UTF-8
+    as `\\xNN`. What formats escape for themselves (markdown, JSON) is unchanged: that
+    holds no character escaped here. A CSV cell's control characters (ESC sequences that
+    clear the screen or set the window's title) become visible."""
+    parts = _LINE_ENDS.split(data.decode("utf-8", "backslashreplace"))
+    parts[::2] = [terminal_text(line) for line in parts[::2]]
+    return "".join(parts).encode("utf-8")
 
 
 # ---- CSV -------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import (
 )
 
 from .errors import OutputError, StrPath
+from .escaping import terminal_output
 from .inputs import kind
 from .partials import (
     missing_folders,
@@ -339,12 +340,21 @@ def write_atomic(path: StrPath, data: bytes, strict: bool = False) -> None:
         handle.write(data)
 
 
+def _stdout_is_a_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # replaced, or closed
+        return False
+
+
 def write_output(target: StrPath, data: bytes) -> None:
     """Write to a file atomically (a device or FIFO directly: atomic_file), or to
-    standard output when `target` is "-"."""
+    standard output when `target` is "-" (a terminal: through `terminal_output`)."""
     if str(target) == STDOUT:
         if sys.stdout is None:  # started with it closed (`extract ... >&-`)
             raise OutputError("<stdout>", "cannot write: standard output is closed")
+        if _stdout_is_a_terminal():
+            data = terminal_output(data)
         try:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
@@ -356,7 +366,8 @@ def write_output(target: StrPath, data: bytes) -> None:
 
 def write_output_from(target: StrPath, source: IO[bytes], chunk: int = 1 << 20) -> None:
     """`write_output` of the whole of the binary file `source` (read from where it is),
-    copied a chunk at a time: for an output too large to hold in memory."""
+    copied a chunk at a time: for an output too large to hold in memory (to a
+    terminal, whole lines at a time through `terminal_output`)."""
     if str(target) != STDOUT:
         import shutil  # here: only this needs it
 
@@ -365,12 +376,20 @@ def write_output_from(target: StrPath, source: IO[bytes], chunk: int = 1 << 20) 
         return
     if sys.stdout is None:
         raise OutputError("<stdout>", "cannot write: standard output is closed")
+    terminal = _stdout_is_a_terminal()
+    rest = b""  # to a terminal: the last line read, not yet ended
     try:
         while True:
             data = source.read(chunk)
             if not data:
                 break
+            if terminal:  # whole lines: a line end is a byte no UTF-8 character holds
+                data = rest + data
+                cut = data.rfind(b"\n") + 1
+                data, rest = terminal_output(data[:cut]), data[cut:]
             sys.stdout.buffer.write(data)
+        if rest:
+            sys.stdout.buffer.write(terminal_output(rest))
         sys.stdout.buffer.flush()
     except OSError as exc:
         raise stdout_failed(exc) from exc

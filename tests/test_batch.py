@@ -12,7 +12,7 @@ import pytest
 
 from support.cases import copy_case, golden_case_folder, sha256
 from support.checks import index_lines
-from support.cli import extract_command, invoke_extract
+from support.cli import extract_command, invoke_extract, read_terminal
 from support.paths import EDGE, PVA_DOUBLE, REPO
 
 GOOD_CASES = ["multi-ipu", "one-anchor", "no-anchors", "compile-only", "unicode-names"]
@@ -473,18 +473,9 @@ def test_progress_bar_on_a_terminal(tmp_path):
         stderr=slave,
     )
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # the terminal closed
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(master)
+    written = read_terminal(master)
     process.wait(timeout=60)
-    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", written.decode("utf-8", "replace"))
     assert process.returncode == 1, screen
     assert re.search(r"extract .*\d+/8 .*eta", screen), screen  # bar, done of total, times
     # The current file, shown after the times on the bar's line (the error line below

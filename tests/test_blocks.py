@@ -33,7 +33,7 @@ import pytest
 
 from support.blocks_oracle import oracle_blocks, same
 from support.cases import NO_OUTPUT_RULES, generator, sha256, two_ipus
-from support.checks import index_by
+from support.checks import index_by, one_error
 from support.cli import invoke_extract
 
 REPO = Path(__file__).resolve().parent.parent
@@ -525,22 +525,36 @@ def test_random_traces_agree_with_the_oracle():
     check()
 
 
-def test_cycles_beyond_32_and_64_bits(tmp_path):
-    """Sums that leave 4-byte and 8-byte storage (the statistics' arrays widen) are
-    still exact: IPU rows of 2**62 cycles add up to 2**63 in one body."""
+def test_cycles_beyond_32_bits_and_sums_beyond_64(tmp_path):
+    """Sums that leave 4-byte storage (the statistics' arrays widen) are still exact: IPU
+    rows of 2**61 cycles add up to 2**62 in one body. A sum beyond 64-bit integers
+    (rows of 2**62: 2**63) is refused as the summary refuses one, since no reader of
+    blocks.json (extract's own included) takes it: it used to be written."""
     profile = tmp_path / "profile.pop"
     shutil.copyfile(str(EDGE / "multi-ipu" / "profile.pop"), str(profile))
-    db = sqlite3.connect(str(profile))
-    db.execute("UPDATE steps_by_ipu SET cycles = ? WHERE step_id = 4", (2**62,))
-    db.execute("UPDATE steps_by_ipu SET cycles = ? WHERE step_id = 9", (2**33,))
-    db.commit()
-    db.close()
+
+    def set_cycles(qkv):
+        db = sqlite3.connect(str(profile))
+        db.execute("UPDATE steps_by_ipu SET cycles = ? WHERE step_id = 4", (qkv,))
+        db.execute("UPDATE steps_by_ipu SET cycles = ? WHERE step_id = 9", (2**33,))
+        db.commit()
+        db.close()
+
+    set_cycles(2**61)
     _result, got = _blocks(str(profile))
     want = oracle_blocks(profile, str(profile))
     same(got, want)
-    assert got["blocks"][0]["cycles"]["fused QKV projection"] == 2**63
-    assert got["stats"]["fused QKV projection"]["max"] == 2**63
+    assert got["blocks"][0]["cycles"]["fused QKV projection"] == 2**62
+    assert got["stats"]["fused QKV projection"]["max"] == 2**62
     assert got["stats"]["fused QKV projection"]["min"] == 2**34
+    set_cycles(2**62)
+    out = tmp_path / "blocks.json"
+    for args in (["blocks", profile, "-o", out], ["blocks", profile, "-f", "csv"]):
+        line = one_error(invoke_extract(*args, pva=False), 1, str(profile))
+        assert line.endswith(
+            "a sum overflows 64-bit integers: values too large for a real profile (damaged?)"
+        ), line
+    assert not out.exists()
 
 
 def test_compare_stat_with_budget_checks_the_statistic(two_recordings, tmp_path):

@@ -22,12 +22,11 @@ from support.checks import one_error
 from support.cli import invoke_extract
 from support.diff_oracle import check_accounting, diff_json
 from support.diffcli import diff_args, expect_diff, oracle_for
+from support.longbody import CONV, one_inference
 from support.paths import EDGE, GOLDEN, REPO
 
 GOLDEN_PROFILE = "fixtures/vit-f8weight/poprt/profile_logs_f8weight/inference/profile.pop"
 MULTI_IPU = "fixtures/edge/multi-ipu/profile.pop"
-ANCHOR = "/m/blocks/blocks.0/attn/qkv/Convolve"
-CONV = "poplin::ConvPartial1x1Out<half,half,true,false,16,4,false>"
 EXCHANGE = "cs7_/m/blocks/blocks.0/mlp/fc2/1234/ExchangePre"
 
 
@@ -42,15 +41,11 @@ def ladder(folder, ops, tiles=None, vertices=None, code=(324,), names=None):
     `code` bytes per tile (30 cycles), then copyToHost (output begins). Returns the
     profile's path."""
     g = generator()
-    spec = g.ProfileSpec(tiles=4, var_categories=[(1, "internalExchangeCode")])
-    spec.memory_by_tile = [1000, 1000, 1000, 1000]
-    spec.programs = [
-        g.Program(1, "copyFromHost", "StreamCopyEnd"),
-        g.Program(2, "OnTileExecute: qkv", "OnTileExecute", compute_set=1),
+    spec = one_inference(
+        g,
         g.Program(90, EXCHANGE, "DoExchange", list(code)),
         g.Program(91, "copyToHost", "StreamCopyBegin"),
-    ]
-    spec.compute_sets = [g.ComputeSet(1, ANCHOR, [CONV])]
+    )
     entries = [(1, "StreamCopyEnd", 1, None, 40), (2, "OnTileExecute", 2, 1, 100)]
     for k, cycles in enumerate(ops):
         name = (names or {}).get(k, "/m/blocks/blocks.0/mlp/op{:02d}z/Add".format(k))

@@ -19,7 +19,11 @@ floats = st.one_of(
     st.sampled_from([1e-5, 1e16, 1e-4, 9.999999999999999e15, 5e-324, -0.0, 0.1]),
 )
 scalars = st.one_of(st.none(), st.booleans(), ints, floats, text)
-keys = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12)
+# Keys are text from a profile too (a step's kind, a stage label): any text, mostly ASCII.
+keys = st.one_of(
+    st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12),
+    text,
+)
 values = st.recursive(
     scalars,
     lambda inner: st.one_of(st.lists(inner, max_size=5), st.dictionaries(keys, inner, max_size=5)),
@@ -98,4 +102,14 @@ def test_the_cases_where_orjson_differs_by_default():
         b'{\n  "name": "\\u00e9\\ud83d\\ude00\\u007f\\u001b",\n  "small": 1e-05,\n'
         b'  "big": 1e+16,\n  "huge": 18446744073709551616,\n  "nan": NaN,\n'
         b'  "empty": [],\n  "nothing": {}\n}\n'
+    )
+
+
+def test_keys_beyond_ascii_at_any_depth():
+    # By hand: json.dumps escapes a key as it escapes a value, and the object holding it
+    # keeps its indent (here at depth 2, inside a list inside an object).
+    value = {"by_stage": [{"kinds": {"DoExchang\u00e9": {"base": 1.5}, "a\x1b": []}}]}
+    assert summary_bytes(value) == (
+        b'{\n  "by_stage": [\n    {\n      "kinds": {\n        "DoExchang\\u00e9": {\n'
+        b'          "base": 1.5\n        },\n        "a\\u001b": []\n      }\n    }\n  ]\n}\n'
     )

@@ -5,8 +5,9 @@ Each shard takes every N-th profile of the sorted list and writes its own index 
 """
 
 import os
-import re
 from typing import NamedTuple, Optional
+
+from ..wholetext import read_whole, shown_text
 
 
 class Shard(NamedTuple):
@@ -36,26 +37,26 @@ def parse_shard(text: str, environ=os.environ) -> Shard:
             raise ValueError("SLURM array task {} is outside its {} tasks".format(task, count))
         return Shard(number, count)
     parts = text.split("/")
-    if len(parts) != 2 or not all(p.isdigit() for p in parts):
-        raise ValueError("--shard takes K/N (e.g. 2/8) or slurm, not {!r}".format(text))
-    number, count = int(parts[0]), int(parts[1])
-    if not 1 <= number <= count:
+    given = [read_whole(part) for part in parts] if len(parts) == 2 else [None]
+    shard_number, shard_count = given[0], given[-1]
+    if shard_number is None or shard_count is None:
+        raise ValueError("--shard takes K/N (e.g. 2/8) or slurm, not {}".format(shown_text(text)))
+    if not 1 <= shard_number <= shard_count:
         raise ValueError("--shard K/N needs 1 <= K <= N, not {!r}".format(text))
-    return Shard(number, count)
+    return Shard(shard_number, shard_count)
 
 
 def _slurm_number(environ, name: str, least: int, default: Optional[int] = None) -> int:
-    """A SLURM_ARRAY_TASK_* variable: a whole number (ASCII digits, at most 18) of at
-    least `least`; `default` when unset or empty, if it may be. ValueError if not."""
+    """A SLURM_ARRAY_TASK_* variable: a whole number (wholetext's, signed) of at least
+    `least`; `default` when unset or empty, if it may be. ValueError if not."""
     text = environ.get(name)
     if not text and default is not None:
         return default
     if text is None:
         raise ValueError("--shard slurm needs {} (run it inside a SLURM array job)".format(name))
-    if not re.match(r"-?[0-9]{1,18}\Z", text):
-        shown = text if len(text) <= 20 else text[:20] + "..."
-        raise ValueError("{}={!r}: not a whole number".format(name, shown))
-    value = int(text)
+    value = read_whole(text, signed=True)
+    if value is None:
+        raise ValueError("{}={}: not a whole number".format(name, shown_text(text)))
     if value < least:
         raise ValueError("{}={}: must be {} or more".format(name, value, least))
     return value

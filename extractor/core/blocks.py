@@ -40,6 +40,7 @@ from .steps import (
     NameClass,
     SqlValue,
     StepNames,
+    sum64,
     whole,
 )
 from .trace import compile_only_warning, no_anchor_warning, read_trace
@@ -107,9 +108,9 @@ class BodyWriter(Protocol):
 
 class Statistic:
     """The values of one label over the bodies, appended one body at a time: each value
-    (for the median) in 4 bytes while they fit (then 8, then a plain list: `widen`),
-    and the number of the body it came from (for where the minimum and maximum were
-    first met)."""
+    (for the median) in 4 bytes while they fit, then in 8 (`widen`: a body's sums are
+    within 64 bits, as `_close` checks), and the number of the body it came from (for
+    where the minimum and maximum were first met)."""
 
     __slots__ = ("values", "bodies")
 
@@ -118,7 +119,7 @@ class Statistic:
         self.bodies = array("i")
 
     def widen(self) -> None:
-        self.values = array("q", self.values) if self.values.typecode == "i" else list(self.values)  # type: ignore[assignment]
+        self.values = array("q", self.values)
 
     def result(self, runs: Sequence[int], blocks: Sequence[int]) -> dict:
         """`statistics.median` and `pstdev`'s values, computed from exact integers: the
@@ -255,6 +256,9 @@ class BlockBodies:
     def _close(self, end_step: SqlValue) -> None:
         if self._first is None:
             return
+        for value in self.cycles or ():  # what every writer of the body holds
+            sum64(value)
+        sum64(sum(self.cycles or ()))
         run = self._run
         block = self._blocks_of_run.get(run, 0)
         self._blocks_of_run[run] = block + 1
@@ -278,14 +282,12 @@ class BlockBodies:
             self._writer.end(self.statistics())
 
     def _add_widening(self, number: int) -> None:
-        """`_add(number)`, widening the values' arrays as often as a value needs it."""
-        for _ in range(2):  # a value beyond 32 bits, then beyond 64: widen, again
-            try:
-                self._add(number)
-                return
-            except OverflowError:
-                self._undo_and_widen(number)
-        self._add(number)  # plain lists now
+        """`_add(number)`, widening the values' arrays once a value is beyond 32 bits."""
+        try:
+            self._add(number)
+        except OverflowError:
+            self._undo_and_widen(number)
+            self._add(number)
 
     def _add(self, number: int) -> None:
         """The open body's values into the statistics; `number`: the body's number."""

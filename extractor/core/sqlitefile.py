@@ -19,6 +19,10 @@ from urllib.parse import quote
 from ..errors import ProfileError, StrPath
 from ..inputs import NotRegular, not_regular, open_regular
 
+#: What a sum beyond SQLite's 64-bit integers is called, in SQL (here) as in Python
+#: (steps.sum64): the same words for the same fault of the profile.
+SUM_OVERFLOWS = "a sum overflows 64-bit integers: values too large for a real profile (damaged?)"
+
 # A name's entry in the schema, as SQLite finds it (table names ignore ASCII case).
 _SCHEMA_ENTRY = (
     "SELECT type, sql FROM sqlite_master WHERE type IN ('table', 'view') "
@@ -130,10 +134,7 @@ class SQLiteFile:
                     )
                 )
             elif "integer overflow" in message:
-                message = (
-                    "a sum overflows 64-bit integers: values too large for a real "
-                    "profile (damaged?)"
-                )
+                message = SUM_OVERFLOWS
             else:
                 message = "SQLite: {}".format(message)
             return ProfileError(self.path, message)

@@ -14,6 +14,7 @@ from typing import (
 )
 
 from .rules import StageRules
+from .sqlitefile import SUM_OVERFLOWS
 
 if TYPE_CHECKING:  # for the annotations alone: at run time steps imports neither
     from .profile import Profile, RawStepRow
@@ -28,6 +29,22 @@ def _stored(value: object) -> str:
     from .sqlitefile import storage_class
 
     return storage_class(value)
+
+
+#: SQLite's integers, which every reader of extract's files takes (extract's own
+#: included: blocks.json's and the summary's readers refuse a number beyond them).
+INT64_LOW, INT64_HIGH = -(2**63), 2**63 - 1
+
+
+def sum64(value: int) -> int:
+    """`value`, a sum of a profile's values that a file will hold (a body's cycles per
+    stage or in all, a unit's cycles or tiles, a stage slice's cycles, a diff's sums and
+    changes), when it is within SQLite's 64-bit integers; else BadValue: "a sum
+    overflows 64-bit integers", as SQLite says of its own sums. The one rule of every
+    such sum: Python's integers never overflow, so it is checked here."""
+    if INT64_LOW <= value <= INT64_HIGH:
+        return value
+    raise BadValue(SUM_OVERFLOWS)
 
 
 @overload

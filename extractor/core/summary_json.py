@@ -9,8 +9,14 @@ handed to orjson as pre-rendered `orjson.Fragment`s:
 - text beyond ASCII (and DEL): the standard library escapes it as `\\uXXXX`, astral
   characters as surrogate pairs; orjson writes UTF-8, and refuses lone surrogates;
 - integers outside 64 bits, which orjson refuses.
+
+Keys are text from a profile too (a step's kind keys the diff's `kinds`; a stage label
+keys blocks' statistics): an object with a key beyond ASCII is written by the standard
+library itself, as a fragment indented to its depth, since orjson can take a fragment
+for a value but never for a key.
 """
 
+import json
 import math
 import re
 from typing import Match
@@ -33,10 +39,11 @@ _INT_RANGE = (-(2**63), 2**64 - 1)
 
 def summary_bytes(summary: dict) -> bytes:
     """The exact bytes of `json.dumps(summary, indent=2) + "\\n"`, written by orjson."""
-    return orjson.dumps(_as_orjson(summary), option=orjson.OPT_INDENT_2) + b"\n"
+    return orjson.dumps(_as_orjson(summary, 0), option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def _as_orjson(value: object) -> object:
+def _as_orjson(value: object, depth: int) -> object:
+    """`value` for orjson, at `depth` (the containers around it)."""
     # bool is an int, so it goes before int; str subclasses are treated as str.
     if isinstance(value, float):
         return orjson.Fragment(_float_text(value))
@@ -52,12 +59,21 @@ def _as_orjson(value: object) -> object:
         return orjson.Fragment(str(int(value)))
     if isinstance(value, dict):
         for key in value:
-            if not isinstance(key, str) or _NEEDS_ASCII_ESCAPE.search(key):
-                raise TypeError("summary keys must be ASCII strings, not {!r}".format(key))
-        return {key: _as_orjson(item) for key, item in value.items()}
+            if not isinstance(key, str):
+                raise TypeError("summary keys must be strings, not {!r}".format(key))
+            if _NEEDS_ASCII_ESCAPE.search(key):
+                return _standard_object(value, depth)
+        return {key: _as_orjson(item, depth + 1) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_as_orjson(item) for item in value]
+        return [_as_orjson(item, depth + 1) for item in value]
     raise TypeError("a summary cannot hold {}".format(type(value).__name__))
+
+
+def _standard_object(value: dict, depth: int) -> "orjson.Fragment":
+    """The object `value` as json.dumps(indent=2) writes it, its lines moved in to
+    `depth`: the standard library's text of the object is the reference itself."""
+    text = json.dumps(value, indent=2)
+    return orjson.Fragment(text.replace("\n", "\n" + "  " * depth))
 
 
 def _float_text(value: float) -> str:

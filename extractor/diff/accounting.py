@@ -2,48 +2,75 @@
 accounted for: the diff as one dict, in the JSON's key order (formats.py renders it).
 
 Units are matched by their key, (kind, name with the compiler's ids masked), along the
-two sequences as `difflib.SequenceMatcher` aligns them: reproducible, and the same
-answer any reader of the rule gets. Each entry's change is the candidate's cycles minus
-the base's, so the entries, the kinds and the stages each add up to the whole change.
+two sequences as `difflib.SequenceMatcher` aligns them (alignment.py: the same
+opcodes, faster): reproducible, and the same answer any reader of the rule gets. Each
+entry's change is the candidate's cycles minus the base's, so the entries, the kinds and
+the stages each add up to the whole change. Every sum and change goes through the one
+64-bit rule of the sums a file holds (steps.sum64).
 """
 
-import difflib
 from typing import Callable, Dict, Hashable, List, Optional, Tuple
 
 from ..core.metrics import mask_ids
+from ..core.steps import BadValue, sum64
+from ..errors import ProfileError, UsageError
+from .alignment import TooLong, opcodes
 from .bodies import Side, Unit
 
 #: The fields compared in a pair of units, in the order `fields` lists them; the last
 #: two only when both sides were read with pva.
 COMPARED = ("cycles", "active_tiles", "vertices", "max_exchange_code_bytes")
 STATUSES = ("same", "changed", "added", "removed")
+#: The most steps left to align on both sides, once the bodies' common first and last
+#: steps are set aside (alignment.py): beyond it, difflib's time (which grows faster
+#: than the steps, the more so as their keys repeat) is refused.
+MAX_ALIGNED = 20_000
 
 
-def unit_key(unit: Unit) -> Tuple[str, str]:
-    return (unit.kind, mask_ids(unit.name))
+def unit_keys(
+    units: List[Unit], known: Dict[Tuple[str, str], Tuple[str, str]]
+) -> List[Tuple[str, str]]:
+    """Each unit's key, (kind, masked name): made once per kind and name (`known`)."""
+    found = []
+    for unit in units:
+        pair = (unit.kind, unit.name)
+        key = known.get(pair)
+        if key is None:
+            key = known[pair] = (unit.kind, mask_ids(unit.name))
+        found.append(key)
+    return found
 
 
 def explain(base: Side, candidate: Side, stages: List[str]) -> dict:
     """The diff of two bodies (docs/formats/diff.md's JSON, as a dict). `stages`: every stage label
-    of the rules in use, in their order (blocks.json's `stages`)."""
-    entries = _entries(base, candidate)
+    of the rules in use, in their order (blocks.json's `stages`). UsageError when what
+    the two bodies' common first and last steps leave to align is longer than
+    MAX_ALIGNED steps on both sides."""
     counts = dict.fromkeys(STATUSES, 0)
-    for entry in entries:
-        counts[entry["status"]] += 1
-    changed = [entry for entry in entries if entry["status"] != "same"]
+    changed = _entries(base, candidate, counts)
     # sorted() is stable: ties stay in alignment order
     changed.sort(key=lambda entry: -abs(entry["change"]))
-    by_kind = _by_kind(base.units, candidate.units)
+    by_kind = _by_kind(base, candidate)
     return {
         "base": _side(base),
         "candidate": _side(candidate),
         "differences": _differences(base, candidate),
-        "change": candidate.cycles - base.cycles,
+        "change": _fits(candidate.cycles - base.cycles, candidate),
         "by_kind": by_kind,
-        "by_stage": _by_stage(base.units, candidate.units, stages, [k["kind"] for k in by_kind]),
+        "by_stage": _by_stage(base, candidate, stages, [k["kind"] for k in by_kind]),
         "counts": counts,
         "steps": [_public(entry) for entry in changed],
     }
+
+
+def _fits(value: int, side: Side) -> int:
+    """`value` (steps.sum64: the one 64-bit rule of the sums a file holds), a sum of
+    `side`'s cycles or the change from the other side to it; else the ProfileError of
+    `side`'s profile."""
+    try:
+        return sum64(value)
+    except BadValue as exc:
+        raise ProfileError(side.profile, str(exc)) from None
 
 
 def _side(side: Side) -> dict:
@@ -54,7 +81,7 @@ def _side(side: Side) -> dict:
         "first_step": side.first_step,
         "end_step": side.end_step,
         "units": len(side.units),
-        "cycles": side.cycles,
+        "cycles": _fits(side.cycles, side),
     }
 
 
@@ -68,31 +95,65 @@ def _differences(base: Side, candidate: Side) -> List[dict]:
     return found
 
 
-def _entries(base: Side, candidate: Side) -> List[dict]:
-    """Every entry, `same` ones included, in alignment order."""
+def _entries(base: Side, candidate: Side, counts: Dict[str, int]) -> List[dict]:
+    """Every entry but the `same` ones (only counted, in `counts`, as the others are),
+    in alignment order."""
     facts = base.pva and candidate.pva
     compared = COMPARED if facts else COMPARED[:2]
-    matcher = difflib.SequenceMatcher(
-        None,
-        [unit_key(unit) for unit in base.units],
-        [unit_key(unit) for unit in candidate.units],
-        autojunk=False,
-    )
+    known: Dict[Tuple[str, str], Tuple[str, str]] = {}
+    try:
+        aligned = opcodes(
+            unit_keys(base.units, known), unit_keys(candidate.units, known), most=MAX_ALIGNED
+        )
+    except TooLong as exc:
+        raise _too_long(base, candidate, exc) from None
     entries: List[dict] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in aligned:
         if tag == "equal":
             for old, new in zip(base.units[i1:i2], candidate.units[j1:j2]):
                 fields = [field for field in compared if getattr(old, field) != getattr(new, field)]
-                entries.append(_entry("changed" if fields else "same", old, new, fields))
+                if fields:
+                    entries.append(_entry("changed", old, new, fields, candidate))
+                else:
+                    counts["same"] += 1
             continue
         for old in base.units[i1:i2]:  # replace and delete
-            entries.append(_entry("removed", old, None, []))
+            entries.append(_entry("removed", old, None, [], candidate))
         for new in candidate.units[j1:j2]:  # replace and insert
-            entries.append(_entry("added", None, new, []))
+            entries.append(_entry("added", None, new, [], candidate))
+    for entry in entries:
+        counts[entry["status"]] += 1
     return entries
 
 
-def _entry(status: str, old: Optional[Unit], new: Optional[Unit], fields: List[str]) -> dict:
+def _too_long(base: Side, candidate: Side, exc: TooLong) -> UsageError:
+    """The usage error for bodies that differ over too many steps to align."""
+    (i1, i2), (j1, j2) = exc.a_range, exc.b_range
+    return UsageError(
+        candidate.profile,
+        "its body (run {}, block {}) and the base's (run {}, block {}) differ from their "
+        "steps {} and {} to their steps {} and {}: {:,} and {:,} steps to align, more than "
+        "the {:,} diff aligns on both sides (difflib's time grows faster than the steps); "
+        "pass --block R:K (and --candidate-block R:K) of shorter bodies, which extract "
+        "blocks lists".format(
+            candidate.run,
+            candidate.block,
+            base.run,
+            base.block,
+            candidate.units[j1].step,
+            base.units[i1].step,
+            candidate.units[j2 - 1].step,
+            base.units[i2 - 1].step,
+            exc.left[1],
+            exc.left[0],
+            MAX_ALIGNED,
+        ),
+    )
+
+
+def _entry(
+    status: str, old: Optional[Unit], new: Optional[Unit], fields: List[str], candidate: Side
+) -> dict:
     shown = old if old is not None else new
     assert shown is not None
     return {
@@ -100,7 +161,7 @@ def _entry(status: str, old: Optional[Unit], new: Optional[Unit], fields: List[s
         "kind": shown.kind,
         "stage": shown.stage,
         "key": mask_ids(shown.name),
-        "change": (new.cycles if new else 0) - (old.cycles if old else 0),
+        "change": _fits((new.cycles if new else 0) - (old.cycles if old else 0), candidate),
         "fields": fields,
         "base": old,
         "candidate": new,
@@ -116,19 +177,22 @@ def _public(entry: dict) -> dict:
     return shown
 
 
-def _sums(units: List[Unit], part: Callable[[Unit], Hashable]) -> Dict[Hashable, int]:
-    """{part of a unit: the sum of the cycles of the units with it}."""
+def _sums(side: Side, part: Callable[[Unit], Hashable]) -> Dict[Hashable, int]:
+    """{part of a unit: the sum of the cycles of `side`'s units with it}."""
     found: Dict[Hashable, int] = {}
-    for unit in units:
+    for unit in side.units:
         key = part(unit)
         found[key] = found.get(key, 0) + unit.cycles
+    for value in found.values():
+        _fits(value, side)
     return found
 
 
-def _by_kind(base: List[Unit], candidate: List[Unit]) -> List[dict]:
+def _by_kind(base: Side, candidate: Side) -> List[dict]:
     kinds: Dict[str, None] = {}
-    for unit in base + candidate:
-        kinds.setdefault(unit.kind)
+    for side in (base, candidate):
+        for unit in side.units:
+            kinds.setdefault(unit.kind)
     old = _sums(base, lambda unit: unit.kind)
     new = _sums(candidate, lambda unit: unit.kind)
     return [
@@ -136,18 +200,16 @@ def _by_kind(base: List[Unit], candidate: List[Unit]) -> List[dict]:
             "kind": kind,
             "base": old.get(kind, 0),
             "candidate": new.get(kind, 0),
-            "change": new.get(kind, 0) - old.get(kind, 0),
+            "change": _fits(new.get(kind, 0) - old.get(kind, 0), candidate),
         }
         for kind in kinds
     ]
 
 
-def _by_stage(
-    base: List[Unit], candidate: List[Unit], stages: List[str], kinds: List[str]
-) -> List[dict]:
+def _by_stage(base: Side, candidate: Side, stages: List[str], kinds: List[str]) -> List[dict]:
     old = _sums(base, lambda unit: (unit.stage, unit.kind))
     new = _sums(candidate, lambda unit: (unit.stage, unit.kind))
-    present = {unit.stage for unit in base + candidate}
+    present = {unit.stage for side in (base, candidate) for unit in side.units}
     found = []
     for stage in stages:
         if stage not in present:
@@ -157,14 +219,14 @@ def _by_stage(
             for kind in kinds
             if (stage, kind) in old or (stage, kind) in new
         }
-        low = sum(part["base"] for part in per_kind.values())
-        high = sum(part["candidate"] for part in per_kind.values())
+        low = _fits(sum(part["base"] for part in per_kind.values()), base)
+        high = _fits(sum(part["candidate"] for part in per_kind.values()), candidate)
         found.append(
             {
                 "stage": stage,
                 "base": low,
                 "candidate": high,
-                "change": high - low,
+                "change": _fits(high - low, candidate),
                 "kinds": per_kind,
             }
         )

@@ -16,11 +16,20 @@ from ..core.blocks import BlockBodies, Body, read_bodies
 from ..core.profile import STEP_TABLES, Profile
 from ..core.pvafacts import NoPvaFacts, PvaFacts, PvaModule, StepFacts, SummaryFacts
 from ..core.rules import StageRules
-from ..core.steps import BadValue, StepNames, whole
+from ..core.steps import BadValue, StepNames, sum64, whole
 from ..errors import ProfileError, UsageError
 
 #: (run, block) of a body, as blocks.json numbers them.
 BodyKey = Tuple[int, int]
+
+#: The most steps a body may have: its units are held (about 200 bytes each), and a
+#: longer body (one that runs to the end of a long trace) is refused as soon as its
+#: rows pass the limit, before they are all read.
+MAX_STEPS = 50_000
+
+
+class LongBody(Exception):
+    """A body of more than MAX_STEPS steps."""
 
 
 class Unit(NamedTuple):
@@ -135,7 +144,7 @@ def read_side(
     """The body `wanted` ((run, block); None: the first) of the profile at `path`, as
     units; `pva` None: without the pva facts. UsageError when there is no such body
     (`option` names the option that asked for it); ProfileError when the profile
-    cannot be read."""
+    cannot be read; UsageError too when the body has more than MAX_STEPS steps."""
     finder = BodyFinder(wanted)
     try:
         with Profile(path, tables=STEP_TABLES + ("memory_by_tile",), check_start_end=False) as db:
@@ -148,9 +157,12 @@ def read_side(
                 raise finder.missing(label, option, rules)
             facts: SummaryFacts = NoPvaFacts() if pva is None else PvaFacts(pva, path)
             facts.expect_names(*sql_names)
-            units = _units(
-                db.step_range_rows(body.first_step, body.end_step), sql_names, rules, facts
-            )
+            try:
+                units = _units(
+                    db.step_range_rows(body.first_step, body.end_step), sql_names, rules, facts
+                )
+            except LongBody:
+                raise _long_body(label, option if wanted else "", body) from None
             tiles = db.tile_count()
     except BadValue as exc:
         raise ProfileError(path, str(exc)) from exc
@@ -168,6 +180,25 @@ def read_side(
     )
 
 
+def _long_body(label: str, option: str, body: Body) -> UsageError:
+    """The usage error for a body of more than MAX_STEPS steps (`option`: the one that
+    chose it, "" for the default body)."""
+    return UsageError(
+        label,
+        "{}the body of run {}, block {} (from step {} to {}) has more than {:,} steps: too "
+        "long to align step by step; pass {} R:K of a shorter body (extract blocks lists "
+        "them), or --rules whose anchor selector cuts the trace shorter".format(
+            option + ": " if option else "",
+            body.run,
+            body.block,
+            body.first_step,
+            "the end of the trace" if body.end_step is None else "before {}".format(body.end_step),
+            MAX_STEPS,
+            option or "--block",
+        ),
+    )
+
+
 def _units(
     rows: Iterable[tuple],
     sql_names: Tuple[dict, dict],
@@ -175,28 +206,36 @@ def _units(
     facts: StepFacts,
 ) -> List[Unit]:
     """The rows (step, kind, cycles, active_tiles, program, compute_set), in step order,
-    summed per step. A NULL cycles or active_tiles adds nothing, as in SQL's sum."""
+    summed per step. A NULL cycles or active_tiles adds nothing, as in SQL's sum.
+    LongBody at a step past the MAX_STEPS-th."""
     names = StepNames(sql_names[0], sql_names[1], rules)
+    # (program, compute set, kind) -> what a unit of it shows but its step and sums:
+    # the same for every step of the pair, asked of names and pva once.
+    known: Dict[
+        Tuple[object, object, object], Tuple[str, str, str, Optional[str], Optional[int]]
+    ] = {}
     units: List[Unit] = []
+    append = units.append
     for step, of_step in itertools.groupby(rows, key=operator.itemgetter(0)):
+        if len(units) == MAX_STEPS:
+            raise LongBody()
         step_rows = list(of_step)  # a row per IPU
-        _, kind, _, _, program, compute_set = step_rows[0]  # a step's, on every row
-        where = "step {}: steps_by_ipu.".format(step)
-        cycles = sum(whole(row[2], where + "cycles") or 0 for row in step_rows)
-        tiles = sum(whole(row[3], where + "active_tiles") or 0 for row in step_rows)
-        named = names[program, compute_set]
-        units.append(
-            Unit(
-                step,
+        _, kind, cycles, tiles, program, compute_set = step_rows[0]  # the pair: every row's
+        if len(step_rows) > 1 or cycles.__class__ is not int or tiles.__class__ is not int:
+            where = "step {}: steps_by_ipu.".format(step)
+            cycles = sum64(sum(whole(row[2], where + "cycles") or 0 for row in step_rows))
+            tiles = sum64(sum(whole(row[3], where + "active_tiles") or 0 for row in step_rows))
+        shown = known.get((program, compute_set, kind))
+        if shown is None:
+            named = names[program, compute_set]
+            shown = known[program, compute_set, kind] = (
                 _kind_text(kind),
                 named.name,
                 named.classes.stage,
-                cycles,
-                tiles,
                 facts.vertices(compute_set),
                 facts.max_exchange_code_bytes(program),
             )
-        )
+        append(Unit(step, shown[0], shown[1], shown[2], cycles, tiles, shown[3], shown[4]))
     return units
 
 

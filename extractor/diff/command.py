@@ -1,6 +1,5 @@
 """`extract diff BASE CANDIDATE`: the library function the command runs."""
 
-import re
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -8,26 +7,30 @@ from ..core.blocks import stage_labels
 from ..core.pvafacts import PvaModule, import_pva
 from ..core.rules import StageRules
 from ..errors import ProfileError, UsageError, shown_path
+from ..wholetext import MAX_DIGITS, read_whole, shown_text
 from .accounting import explain
 from .bodies import BodyKey, read_side
 from .formats import DEFAULT_TOP, FORMATS
 
 Say = Callable[[str, str], None]
 
-_BODY = re.compile(r"([0-9]+):([0-9]+)")
-
 
 def parse_body(option: str, text: Optional[str]) -> Optional[BodyKey]:
-    """`R:K` as (run, block); None stays None. UsageError for anything else."""
+    """`R:K` as (run, block), each a whole number as wholetext reads one; None stays
+    None. UsageError for anything else."""
     if text is None:
         return None
-    found = _BODY.fullmatch(text.strip())
-    if not found:
-        raise UsageError(
-            "{} {!r}: give a run and a block as R:K, as blocks.json numbers them "
-            "(1:0 is the first block of the first inference)".format(option, text)
+    parts = text.strip().split(":")
+    if len(parts) == 2:
+        run, block = read_whole(parts[0]), read_whole(parts[1])
+        if run is not None and block is not None:
+            return run, block
+    raise UsageError(
+        "{} {}: give a run and a block as R:K (whole numbers of at most {} digits), as "
+        "blocks.json numbers them (1:0 is the first block of the first inference)".format(
+            option, shown_text(text), MAX_DIGITS
         )
-    return int(found.group(1)), int(found.group(2))
+    )
 
 
 def diff_profiles(

@@ -19,6 +19,7 @@ from ..core.steps import (
     BadValue,
     SqlValue,
     StepNames,
+    sum64,
 )
 from .slices import Closed, ProfileSlices
 from .times import FRACTIONS, dur_text, fitted, ns_text
@@ -303,7 +304,8 @@ class ProfileEvents(ProfileSlices):
                             dur = repr(fitted(t, e, first))
                         hold(
                             f"{stage_lead}{on[0]}{mid}{low // 1000}{fractions[low % 1000]}, "
-                            f'"dur": {dur}{post}{rows - stage_from}, "cycles": {stage_cycles}}}}}'
+                            f'"dur": {dur}{post}{rows - stage_from}, '
+                            f'"cycles": {sum64(stage_cycles)}}}}}'
                         )
                         if len(held) >= held_limit:
                             out.flush()

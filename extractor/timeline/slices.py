@@ -10,6 +10,7 @@ escaped), once per distinct name.
 from typing import Any, Callable, Dict, List, Tuple
 
 from ..core.blocks import Body
+from ..core.steps import sum64
 from .times import dur_text, ns_of, ns_scale, ns_text, times_text
 from .tracks import (
     BLOCKS_KIND,
@@ -63,6 +64,7 @@ class ProfileSlices:
     # ---- stages, blocks, inferences ------------------------------------------------
 
     def _stage_slice(self, stage: str, low: int, high: int, rows: int, cycles: int) -> None:
+        sum64(cycles)
         mid, post = self._stage_texts.get(stage) or self._stage_texts_of(stage)
         track, start, end = self._placed(self.stages, low, high)
         self.out.add_led(

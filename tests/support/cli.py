@@ -62,6 +62,22 @@ def run_extract(*args, cwd=None, pva=True, env=None, timeout=120, prefix=(), **p
     return Result(completed)
 
 
+def read_terminal(master: int) -> bytes:
+    """All a pseudo-terminal's other side wrote, read from its `master` end until every
+    writer has closed it; `master` is closed then."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the terminal closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    return b"".join(chunks)
+
+
 # Commands that take no --timeout; any other first argument runs the default command.
 _NO_TIMEOUT = (
     "compare",
