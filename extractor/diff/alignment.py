@@ -1,6 +1,6 @@
 """The alignment of two key sequences: exactly the opcodes of
-`difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()` (diff-spec's rule),
-without difflib's worst case where the two are alike over long stretches.
+`difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()` (the rule of
+docs/formats/diff.md), without difflib's worst case where the two are alike over long stretches.
 
 difflib matches the longest block of equal keys first (the earliest in `a` among the
 longest, then the earliest in `b`), then does the same on each side of it. Its search
