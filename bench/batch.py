@@ -6,7 +6,7 @@
 Both runs extract the same batch (with --force, so nothing is skipped as up to date) in
 the same session, each profile heavy enough (24 to 27 recorded runs, about 60,000 step
 rows) that the figure measures parallel extraction rather than worker start-up, through the real CLI with the pva stand-in; the figure is the ratio of
-their wall times. The target (issue 3) is at least 1.7x on a 2-core machine. Profiles are
+their wall times. The target is at least 1.7x on a 2-core machine. Profiles are
 generated once into bench/cache/batch-*/ and reused.
 """
 

@@ -1,4 +1,4 @@
-"""Benchmark: what blocks.json costs (issue 11), two ratios measured side by side.
+"""Benchmark: what blocks.json costs, two ratios measured side by side.
 
     python bench/blocks.py            # full size, 7 rounds
     python bench/blocks.py --smoke    # small profiles, one round: that it works

@@ -10,7 +10,7 @@ batch-like folder with an index.jsonl (5 % failed, 10 % warned) and, beside ever
 summary, a blocks.json of 2 runs x 12 blocks (docs/formats/blocks.md's format): the largest page
 such a batch makes. Made afresh in a temporary folder each run.
 
-Targets (issue 13): the page made in at most 5 s (wall time of the command, start-up
+Targets: the page made in at most 5 s (wall time of the command, start-up
 included), at most 8 MB, and Chromium renders it: headless /usr/bin/chromium loads it
 through Playwright and finds one row per recording; sorting by a column is timed too.
 """

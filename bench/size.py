@@ -33,7 +33,7 @@ the targets are checked on the warm figures, where a fixed cost weighs most.
   small launcher's children). The package's bytecode is written first, as an install
   has it (`compile_package`).
 - The floor is SQL only: the ratio shown is `extract --no-pva` / floor (its 1.3x target
-  was retired with typer's upper pin, issue 16: start-up is a fixed cost accepted);
+  was retired with typer's upper pin: start-up is a fixed cost accepted);
   extract with pva is shown too, and pva's share is the difference (the stand-in reads
   pva-double.json, about 200 kB here, as the real pva reads the report).
 - pva fetches: summarize in this process with the stand-in, counting its accesses: each
@@ -543,7 +543,7 @@ def report(results: dict, smoke: bool, fixed: dict) -> list:
         r = results[name]
         print(
             "on {}: extract --no-pva takes {:.3f} s more than the floor (no target: the "
-            "1.3x one was retired with typer's pin, issue 16)".format(
+            "1.3x one was retired with typer's pin)".format(
                 name, r["extract_no_pva_s"] - r["floor_s"]
             )
         )

@@ -1,10 +1,13 @@
 """The documentation stands alone and cannot drift from the CLI.
 
-- Every relative link in README.md, CONTRIBUTING.md, docs/, fixtures/ and examples/
+- Every relative link in README.md, CONTRIBUTING.md, BENCHMARKS.md, docs/, fixtures/ and
+  examples/
   names a file of this repository (and, with `#anchor`, a heading of that file, by
   GitHub's slug rule; a link whose text runs over a line break too); no link leaves the
   repository, and no page, nor any docstring or comment of the code, names a
   specification kept outside it.
+- No tracked text file (markdown, Python, TOML, the CI script) cites an issue of this
+  project by number: a clone has no tracker to follow it to.
 - Every option that `extract --help` and `extract COMMAND --help` list (each `--long`
   and `-x` form) appears on that command's page, docs/commands/<command>.md, and every
   command has a page the README and the docs index link to.
@@ -12,6 +15,7 @@
 """
 
 import re
+import subprocess
 import unicodedata
 from pathlib import Path
 
@@ -27,7 +31,7 @@ README_LIMIT = 300
 
 
 def markdown_files():
-    pages = [REPO / "README.md", REPO / "CONTRIBUTING.md"]
+    pages = [REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "BENCHMARKS.md"]
     for folder in (DOCS, REPO / "fixtures", REPO / "examples"):
         pages.extend(sorted(folder.rglob("*.md")))
     return pages
@@ -223,6 +227,84 @@ def test_no_code_names_a_file_outside_the_repository():
             text = path.read_text(encoding="utf-8")
             problems.extend("{}: {}".format(_shown(path), name) for name in OUTSIDE if name in text)
     assert not problems, "\n".join(problems)
+
+
+# ---- issue numbers ------------------------------------------------------------------
+
+# "issue 16", "Issues 11 to 14", "issue #3", an anchor's "issue-16", with the word just
+# before it on the same line (to tell another project's issues apart).
+_ISSUE_NUMBER = re.compile(r"(?:([\w.-]+?)(?:'s)?[ \t]+)?\bissues?(?:\s+|-)#?\d+", re.I)
+# Other projects whose issues the files cite, each by its name written just before the
+# word ("pytest-xdist issues 1323, 1378"): a reader can follow those to that tracker.
+EXTERNAL_PROJECTS = ("pytest-xdist",)
+_TEXT_SUFFIXES = (".md", ".py", ".toml")
+
+
+def issue_numbers(text: str):
+    """(line number, citation) of every issue cited by number that is not an issue of one
+    of EXTERNAL_PROJECTS named just before it."""
+    for match in _ISSUE_NUMBER.finditer(text):
+        if (match.group(1) or "").lower() in EXTERNAL_PROJECTS:
+            continue
+        yield text.count("\n", 0, match.start()) + 1, " ".join(match.group(0).split())
+
+
+def tracked_text_files():
+    """The repository's markdown, Python and TOML files and its CI script: the files git
+    tracks, or every such file outside dot-folders where there is no git checkout."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=str(REPO), stdout=subprocess.PIPE, check=True
+        ).stdout.decode("utf-8")
+        paths = [REPO / name for name in listed.split("\0") if name]
+    except (OSError, subprocess.CalledProcessError):
+        paths = [
+            path
+            for path in REPO.rglob("*")
+            if not any(part.startswith(".") for part in path.relative_to(REPO).parts[:-1])
+        ]
+        paths.append(REPO / ".ci" / "run")
+    return sorted(
+        path
+        for path in paths
+        if path.is_file() and (path.suffix in _TEXT_SUFFIXES or path == REPO / ".ci" / "run")
+    )
+
+
+def test_the_issue_number_finder_tells_this_projects_issues_from_others():
+    text = (
+        "see issue 16, below\n"
+        "## Issues 11 to 14 merged\n"
+        "[there](#issue-16-the-table-scan-thread)\n"
+        "the target (issue #3)\n"
+        "Issue 23 point 5\n"
+        "(pytest-xdist issues 1323, 1378)\n"
+        "pytest-xdist's issue 1323\n"
+        "pytest-xdist, and issue 7 of ours\n"
+        "an issue in the repository you got it from\n"
+        "at eb4b031 (when issue\n16 was filed)\n"
+    )
+    assert list(issue_numbers(text)) == [
+        (1, "see issue 16"),
+        (2, "Issues 11"),
+        (3, "issue-16"),
+        (4, "issue #3"),
+        (5, "Issue 23"),
+        (8, "and issue 7"),
+        (10, "when issue 16"),
+    ]
+
+
+def test_no_tracked_file_cites_an_issue_of_this_project_by_number():
+    files = tracked_text_files()
+    assert REPO / "pyproject.toml" in files and REPO / ".ci" / "run" in files
+    problems = [
+        "{}:{}: {!r}".format(_shown(path), number, citation)
+        for path in files
+        if path != Path(__file__).resolve()
+        for number, citation in issue_numbers(path.read_text(encoding="utf-8"))
+    ]
+    assert not problems, "issue numbers a reader of a clone cannot follow:\n" + "\n".join(problems)
 
 
 def test_the_readme_is_short():
