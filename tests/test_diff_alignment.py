@@ -1,4 +1,4 @@
-"""extractor/diff/alignment.py gives exactly difflib's opcodes (diff-spec's rule):
+"""extractor/diff/alignment.py gives exactly difflib's opcodes (the rule of docs/formats/diff.md):
 `difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()`, on sequences drawn
 to hit its shortcuts and their limits: few distinct keys (so blocks repeat and shifted
 matches compete with the common start and end), one a copy of the other with a few

@@ -37,7 +37,7 @@ NOT_RUN = {
     "README.md": 2,
     "CONTRIBUTING.md": 2,  # the install step, and CI's commands (the suite itself)
     "BENCHMARKS.md": 1,  # the full benchmarks: minutes
-    "docs/fuzzing.md": 4,  # long fuzz runs: minutes each
+    "docs/fuzzing.md": 6,  # long fuzz runs: minutes each
     "docs/commands/doctor.md": 1,  # on a Poplar SDK host, with real profiles
     "docs/sdk-contract.md": 2,  # on a Poplar SDK host, with real profiles
     # a SLURM array job (sbatch), and installing on a Poplar SDK host

@@ -1,7 +1,7 @@
 """The fuzz of `extract diff` and `extract trace`: hostile profiles (names, kinds, values,
 clocks, damaged tables), options and paths, each run of the real command held against
 the promises tests/support/difftracefuzz.py states: valid output (strict JSON within 64
-bits, whole tables, trace-spec's checks, nothing for a terminal to act on) or one error
+bits, whole tables, the trace format's checks, nothing for a terminal to act on) or one error
 line naming a file; inputs never changed; nothing left behind by a failure; no partial
 file after a time limit, through a link or not; work linear in the rows.
 

@@ -29,7 +29,7 @@
   files; tests/test_fuzz_derived.py); also a script to survey many examples.
 - difftracefuzz: the fuzz of `extract diff` and `extract trace` (hostile profiles, names,
   options, paths; tests/test_fuzz_diff_trace.py); outputchecks: the checks of what they
-  write (strict JSON within 64 bits, trace-spec's checks, text for a terminal).
+  write (strict JSON within 64 bits, the trace format's checks, text for a terminal).
 - fuzzruns: the hypothesis settings of the subprocess fuzz layers, from their
   environment variables (examples, seed, shrink).
 """

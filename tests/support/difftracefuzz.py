@@ -38,8 +38,8 @@ The promises (`check` returns each one broken, as a sentence):
 - on exit 0 the output is valid: JSON strict (outputchecks.strict_json: no NaN nor
   Infinity, orjson reads it, every whole number within 64 bits), CSV and markdown
   tables whole (derivedfuzz's checks) with every number within 64 bits; a trace keeps
-  trace-spec's checks (outputchecks.trace_problems) and names each process after its
-  profile as extract shows paths (a byte that is not UTF-8 as `\\xNN`); diff's JSON
+  the checks of the trace format (outputchecks.trace_problems) and names each process
+  after its profile as extract shows paths (a byte that is not UTF-8 as `\\xNN`); diff's JSON
   names its profiles so; what goes to a terminal holds no control character;
 - nothing under `in/` ever changes (every file hashed before and after, the rules file
   included): no output is written over an input, through a link or not; no temporary
@@ -790,7 +790,7 @@ def output_problems(built: Built, run: Run) -> list:
         try:
             problems += trace_problems(document, built.process_names)[:6]
         except (KeyError, TypeError, AttributeError) as exc:
-            problems.append("the trace's events are not as trace-spec says: {!r}".format(exc))
+            problems.append("the trace's events are not as the trace format says: {!r}".format(exc))
     elif command.startswith("diff"):
         for pid, side in ((1, "base"), (2, "candidate")):
             profile = document.get(side, {}).get("profile")

@@ -7,7 +7,7 @@ diff and trace (tests/support/difftracefuzz.py):
   every whole number in them is a 64-bit integer (-2**63 to 2**63 - 1: what extract's own
   readers accept);
 - `numbers_beyond_64_bits`: the same for the whole numbers of a CSV or markdown table;
-- `trace_problems`: trace-spec's "Checks that hold for every trace" on a parsed trace:
+- `trace_problems`: the checks that hold for every trace (docs/formats/trace.md) on a parsed trace:
   on every track the slices sorted by `ts` and never overlapping, neither with `ts + dur`
   added in doubles nor once `ts` and `dur` are each rounded to whole nanoseconds; `tid`s
   unique in their process, never its `pid`, ascending as `thread_sort_index` orders
@@ -103,7 +103,7 @@ def _ns(value) -> int:
 
 
 def trace_problems(document, process_names) -> list:
-    """trace-spec's checks on a parsed trace; `process_names[pid]`: the name its process
+    """The trace format's checks on a parsed trace; `process_names[pid]`: the name its process
     must have (the profile as given, shown as extract shows paths), a clock note after it
     allowed."""
     problems = []
