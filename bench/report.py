@@ -29,18 +29,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+from support.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the tests' launch)
+
 REFERENCE = REPO / "fixtures" / "vit-f8weight" / "expected.json"
 TARGET_SECONDS, TARGET_BYTES = 5.0, 8 * 1024 * 1024
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 BLOCKS, RUNS = 12, 2
 
 
@@ -148,7 +141,7 @@ def render_in_chromium(page: Path, count: int) -> dict:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         view = browser.new_page(viewport={"width": 1500, "height": 900})
         errors = []
         view.on("pageerror", lambda error: errors.append(str(error)))

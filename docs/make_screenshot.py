@@ -18,17 +18,10 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+from support.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the tests' launch)
+
 TARGET = REPO / "docs" / "report.png"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 GOLDEN = "vit-f8weight/poprt/profile_logs_f8weight/inference"
 VARIANT = "vit-f8weight-b (hand-made FP8 variant)"
 
@@ -71,7 +64,7 @@ def main() -> int:
         from playwright.sync_api import sync_playwright
 
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             view = browser.new_page(viewport={"width": 1500, "height": 900})
             view.goto(page.as_uri(), wait_until="load")
             view.screenshot(path=str(TARGET), full_page=True)
