@@ -3,13 +3,14 @@
     python bench/diff.py            # full size, 7 rounds
     python bench/diff.py --smoke    # small profiles, one round: that it works
 
-The default diff (the first bodies, markdown) of bench/size.py's `long-trace` (2,420
-runs, 1,001,880 step rows) and `long-trace-b` (the same model and size, another seed:
-other cycles) against `extract blocks` on long-trace then on long-trace-b, one after the
-other: the real CLI in subprocesses, warm page cache, interleaved round by round; target
-<= 1x on the medians (the diff no slower than the two blocks runs). Peak RSS of the diff
-on the long traces and on the short ones (10x fewer rows) is shown too: only the two
-bodies' rows are kept, so it must not grow with the trace.
+The default diff (the first bodies, markdown; `--no-pva`, as blocks reads no pva) of
+bench/size.py's `long-trace` (2,420 runs, 1,001,880 step rows) and `long-trace-b` (the
+same model and size, another seed: other cycles) against `extract blocks` on long-trace
+then on long-trace-b, one after the other: the real CLI in subprocesses, warm page
+cache, interleaved round by round; target <= 1x on the medians (the diff no slower than
+the two blocks runs). Peak RSS of the diff on the long traces and on the short ones (10x
+fewer rows) is shown too: only the two bodies' rows are kept, so it must not grow with
+the trace.
 
 Profiles are generated once into bench/cache/ and reused.
 """
@@ -59,11 +60,13 @@ def main(smoke: bool = False, rounds: int = 0) -> int:
     out.mkdir(parents=True, exist_ok=True)
     diffs, pairs = [], []
     for _ in range(rounds):
-        diffs.append(extract_timed("diff", base, candidate, "-o", out / "diff.md"))
+        diffs.append(extract_timed("diff", base, candidate, "-o", out / "diff.md", "--no-pva"))
         one = extract_timed("blocks", base, "-o", out / "blocks.json")
         two = extract_timed("blocks", candidate, "-o", out / "blocks-b.json")
         pairs.append((one[0] + two[0], max(one[2], two[2])))
-    short = extract_timed("diff", short_base, short_candidate, "-o", out / "diff-short.md")
+    short = extract_timed(
+        "diff", short_base, short_candidate, "-o", out / "diff-short.md", "--no-pva"
+    )
     diff_s = statistics.median(wall for wall, _, _ in diffs)
     blocks_s = statistics.median(wall for wall, _ in pairs)
     last = (out / "diff.md").read_text(encoding="utf-8").splitlines()[-1]
