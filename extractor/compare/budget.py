@@ -11,7 +11,6 @@ computed exactly (fractions), so `+10%` of 70 is 77, never 77.00000000000001 nor
 
 import math
 import re
-import sys
 from fnmatch import fnmatchcase
 from fractions import Fraction
 from pathlib import Path
@@ -20,11 +19,7 @@ from typing import Dict, List, NamedTuple, NoReturn, Optional, Sequence, Tuple, 
 from ..core import metrics
 from ..errors import ExtractorError, shown_path
 from ..inputs import NotRegular, read_regular
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on the older Pythons in CI
-    import tomli as tomllib
+from ..tomltext import TomlProblem, parse_toml, toml_type
 
 Number = Union[int, float]
 
@@ -102,20 +97,6 @@ def _quoted(text: str, limit: int = 60) -> str:
     return shown if len(shown) <= limit else shown[:limit] + "..."
 
 
-def _toml_type(value) -> str:
-    for kind, name in (
-        (bool, "a boolean"),
-        (int, "an integer"),
-        (float, "a float"),
-        (str, "a string"),
-        (list, "an array"),
-        (dict, "a table"),
-    ):
-        if isinstance(value, kind):
-            return name
-    return "a " + type(value).__name__  # a date or time
-
-
 def _finite(number: Fraction) -> bool:
     """Whether `number` is within a float's range (a limit JSON can hold)."""
     try:
@@ -177,7 +158,7 @@ def parse_budget(data: dict, source: str) -> Budget:
         fail("no [budgets] table")
     table = data[TABLE]
     if not isinstance(table, dict):
-        fail("'budgets' must be the table [budgets], not {}".format(_toml_type(table)))
+        fail("'budgets' must be the table [budgets], not {}".format(toml_type(table)))
     if not table:
         fail('[budgets] is empty: give at least one budget ("stage:*" = "+2%")')
     entries = []
@@ -192,7 +173,7 @@ def parse_budget(data: dict, source: str) -> Budget:
         else:
             fail(
                 "{}: a budget is a string ({}) or a list of them, not {}".format(
-                    where, FORMS_TEXT, _toml_type(value)
+                    where, FORMS_TEXT, toml_type(value)
                 )
             )
         limits = []
@@ -200,7 +181,7 @@ def parse_budget(data: dict, source: str) -> Budget:
             if not isinstance(text, str):
                 fail(
                     "{}: a budget is a string ({}), not {}".format(
-                        where, FORMS_TEXT, _toml_type(text)
+                        where, FORMS_TEXT, toml_type(text)
                     )
                 )
             try:
@@ -235,13 +216,9 @@ def load_budget(path) -> Budget:
     except OSError as exc:
         raise BudgetError(source, "cannot read: {}".format(exc.strerror or exc)) from exc
     try:
-        data = tomllib.loads(raw.decode("utf-8-sig"))  # a byte-order mark is allowed
-    except UnicodeDecodeError as exc:
-        raise BudgetError(source, "not UTF-8 text: {}".format(exc)) from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise BudgetError(source, "not valid TOML: {}".format(exc)) from exc
-    except RecursionError:  # the TOML parser recurses once per nested array or table
-        raise BudgetError(source, "not valid TOML: arrays or tables nested too deeply") from None
+        data = parse_toml(raw)
+    except TomlProblem as exc:
+        raise BudgetError(source, str(exc)) from exc
     return parse_budget(data, source)
 
 

@@ -5,17 +5,12 @@ whole when it is loaded, so a typo is reported before any profile is read.
 """
 
 import re
-import sys
 from pathlib import Path
 from typing import NamedTuple, NoReturn, Optional, Pattern, Tuple
 
 from ..errors import RulesError, StrPath
 from ..inputs import read_input
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on the older Pythons in CI
-    import tomli as tomllib
+from ..tomltext import TomlProblem, parse_toml, toml_type
 
 SELECTORS = ("kernel", "anchor", "attention_exchange", "input_delivered", "output_begins")
 
@@ -99,14 +94,9 @@ def load_rules(path: Optional[StrPath] = None) -> StageRules:
     path = Path(path) if path is not None else default_rules_path()
     raw = read_input(path, RulesError)  # a FIFO or a device is refused, never waited on
     try:
-        # utf-8-sig: a byte-order mark (some Windows editors write one) is not TOML text.
-        data = tomllib.loads(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise RulesError(path, "not UTF-8 text: {}".format(exc)) from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise RulesError(path, "not valid TOML: {}".format(exc)) from exc
-    except RecursionError:  # the TOML parser recurses once per nested array or table
-        raise RulesError(path, "not valid TOML: arrays or tables nested too deeply") from None
+        data = parse_toml(raw)
+    except TomlProblem as exc:
+        raise RulesError(path, str(exc)) from exc
     return parse_rules(data, source=str(path), content=raw)
 
 
@@ -118,7 +108,7 @@ def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> St
 
     def text(value: object, where: str) -> str:
         if not isinstance(value, str):
-            fail("{} must be a string, not {}".format(where, _toml_type(value)))
+            fail("{} must be a string, not {}".format(where, toml_type(value)))
         return value
 
     def regex(value: object, where: str) -> Pattern:
@@ -188,16 +178,3 @@ def parse_rules(data: dict, source: str = "<rules>", content: bytes = b"") -> St
 def _shown(text: str, limit: int = 40) -> str:
     shown = repr(text)
     return shown if len(shown) <= limit else shown[:limit] + "..."
-
-
-def _toml_type(value: object) -> str:
-    for kind, name in (
-        (bool, "a boolean"),
-        (int, "an integer"),
-        (float, "a float"),
-        (list, "an array"),
-        (dict, "a table"),
-    ):
-        if isinstance(value, kind):
-            return name
-    return type(value).__name__
