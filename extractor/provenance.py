@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Protocol, Tuple
 
 from .batch.index import known_entries
+from .batchnames import INDEX_NAME, is_index_name
 from .core.model import Summary
 from .errors import ExtractorError, StrPath, shown_path
 from .inputs import read_regular
@@ -79,10 +80,7 @@ def _index_files(folder: str) -> bool:
         names = os.listdir(folder)
     except OSError:
         return False
-    return any(
-        name == "index.jsonl" or (name.startswith("index-shard-") and name.endswith(".jsonl"))
-        for name in names
-    )
+    return any(is_index_name(name) for name in names)
 
 
 def batch_folder(summary_path: StrPath) -> Optional[Tuple[Path, str]]:
@@ -142,7 +140,7 @@ class Origins:
 
 
 def _index_name(origin: Origin) -> str:
-    return shown_path(os.path.join(str(origin.batch), "index.jsonl"))
+    return shown_path(os.path.join(str(origin.batch), INDEX_NAME))
 
 
 def _reason(entry: Optional[dict]) -> str:

@@ -11,17 +11,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
+from .batchnames import is_batch_file_name
 from .errors import OutputError, StrPath, UsageError, shown_path
 from .output import STDOUT, replaceable
 
 if TYPE_CHECKING:
     from .core.rules import StageRules
-
-#: The names a batch folder gives its own files: an output of compare, table or report is
-#: never written under one of them inside a folder the command reads (it would be read
-#: back as a recording, blocks.json or index line); nor is an input of a batch one of them
-#: inside its output folder (the batch would write over it).
-BATCH_FILE_NAMES = ("summary.json", "blocks.json", "index.jsonl", "steps.csv", "first-body.csv")
 
 
 def command_inputs(
@@ -37,10 +32,6 @@ def command_inputs(
 
 def _over_input(option: str) -> str:
     return "{} would write over an input of this command: write it elsewhere".format(option)
-
-
-def _is_batch_file_name(name: str) -> bool:
-    return name in BATCH_FILE_NAMES or (name.startswith("index-shard-") and name.endswith(".jsonl"))
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -88,7 +79,7 @@ def check_outputs(
         seen[real] = option
         if real in read or any(_same(path, other) for other in read.values()):
             raise UsageError(path, _over_input(option))
-        if _is_batch_file_name(os.path.basename(real)) and any(
+        if is_batch_file_name(os.path.basename(real)) and any(
             _inside(real, folder) for folder in real_folders
         ):
             raise UsageError(
@@ -116,5 +107,5 @@ def check_batch_inputs(
     folder = os.path.realpath(str(outdir))
     for given in command_inputs(inputs, rules):
         real = os.path.realpath(given)
-        if _is_batch_file_name(os.path.basename(real)) and _inside(real, folder):
+        if is_batch_file_name(os.path.basename(real)) and _inside(real, folder):
             raise UsageError(given, _over_input("-o"))

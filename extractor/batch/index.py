@@ -35,11 +35,10 @@ from typing import Optional, Tuple
 
 import orjson
 
+from ..batchnames import INDEX_NAME, SHARD_INDEX_PATTERN
 from ..errors import ExtractorError, OutputError
 from ..inputs import TooLarge, read_bounded, size_text
 from ..output import replaceable, write_atomic
-
-INDEX_NAME = "index.jsonl"
 
 # The most of a summary read through an index line (to hash it). A summary holds a
 # line per kernel of the first body and per attention exchange, and a number per
@@ -62,12 +61,6 @@ _FILE_FLAGS = (
     | getattr(os, "O_NOFOLLOW", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
-
-
-def index_name(shard=None) -> str:
-    if shard is None:
-        return INDEX_NAME
-    return "index-shard-{}-of-{}.jsonl".format(*shard)
 
 
 def safe_parts(relative) -> Optional[Tuple[str, ...]]:
@@ -417,7 +410,7 @@ def merge_locked(outdir: Path) -> int:
     (lock_index), so that it is refused while a batch or shard writes any of them."""
     locks = []
     try:
-        for path in [outdir / INDEX_NAME] + sorted(outdir.glob("index-shard-*.jsonl")):
+        for path in [outdir / INDEX_NAME] + sorted(outdir.glob(SHARD_INDEX_PATTERN)):
             locks.append(lock_index(path))
         return merge_indexes(outdir)
     finally:

@@ -1,7 +1,7 @@
 """Shards: a batch cut into N shares (`--shard K/N`, or `slurm` for an array job's task).
 
 Each shard takes every N-th profile of the sorted list and writes its own index file
-(`index.index_name`); `extract merge` folds them together.
+(`batchnames.index_name`); `extract merge` folds them together.
 """
 
 import os

@@ -131,6 +131,7 @@ def merge(
 ):
     """Fold the index files of a batch's shards into OUTDIR/index.jsonl."""
     from ..batch.index import merge_locked
+    from ..batchnames import INDEX_NAME
     from ..errors import UsageError, shown_path
 
     def fold():
@@ -139,7 +140,7 @@ def merge(
         return merge_locked(outdir)
 
     count = report_errors(stoppable(fold))
-    line("{}: {} profiles".format(shown_path(outdir / "index.jsonl"), count))
+    line("{}: {} profiles".format(shown_path(outdir / INDEX_NAME), count))
 
 
 # The choices of options, as the modules that use them name them (compare.formats.FORMATS,
