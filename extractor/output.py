@@ -86,10 +86,14 @@ def atomic_files(names: Iterable[StrPath], strict: bool = False) -> Iterator[Lis
 
     Every target is checked (`replaceable`, never written directly) before the block
     runs; each is written to a temporary file; then they are renamed into place in
-    order. If a rename fails part-way (or is interrupted), the files already renamed are
-    put back as they were (the earlier ones are kept under temporary names, hard links,
-    until all are in), so a reader sees either all the old files or all the new ones.
-    An error inside the block is reported against the last path.
+    order, one rename at a time. What is guaranteed: each file is whole, old or new,
+    at every moment; and when the writing fails (a rename fails or is interrupted), the
+    files already renamed are put back as they were (the earlier ones are kept under
+    temporary names, hard links, until all are in), so after a failure all are the old
+    ones. While the renames run, a reader that opens several of the files may see some
+    new and some old: the set is not swapped in one step (POSIX has no rename of several
+    files at once), and a process killed between two renames can leave it so. An error
+    inside the block is reported against the last path.
     """
     paths = [Path(p) for p in names]
     targets: List[Path] = []
