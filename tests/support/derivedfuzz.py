@@ -1988,6 +1988,16 @@ def category(problem: str) -> str:
     return text[:110]
 
 
+def print_tally(found: dict, reports: bool, width: int) -> int:
+    """A survey's tally (`tally`), a line per (command, kind of failure) with its count and,
+    with `reports`, one example's report; the exit code: 1 when anything was found."""
+    for (command, what), (times, report) in sorted(found.items()):
+        print("{:4} {:{}} {}".format(times, command, width, what))
+        if reports:
+            print("      " + report.replace("\n", "\n      "))
+    return 1 if found else 0
+
+
 def tally(strategies: dict, run, count: int, seed_value=None) -> dict:
     """Run `count` examples of each strategy (name -> strategy) through `run` (an example
     -> (problems, report, ...)): {(name, category): [times, a report]}. Derandomized
@@ -2036,11 +2046,7 @@ def main(argv) -> int:
     parser.add_argument("--reports", action="store_true", help="print one example each")
     options = parser.parse_args(argv)
     found = survey(options.command or COMMANDS, options.examples, options.subprocess, options.seed)
-    for (command, what), (times, report) in sorted(found.items()):
-        print("{:4} {:16} {}".format(times, command, what))
-        if options.reports:
-            print("      " + report.replace("\n", "\n      "))
-    return 1 if found else 0
+    return print_tally(found, options.reports, width=16)
 
 
 if __name__ == "__main__":

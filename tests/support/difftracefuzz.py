@@ -78,6 +78,7 @@ from support.derivedfuzz import (  # noqa: E402
     check_csv,
     check_markdown,
     partials,
+    print_tally,
     short,
     tally,
 )
@@ -982,11 +983,7 @@ def main(argv) -> int:
         options.seed,
     )
     shutil.rmtree(str(root), ignore_errors=True)
-    for (command, what), (times, report) in sorted(found.items()):
-        print("{:4} {:14} {}".format(times, command, what))
-        if options.reports:
-            print("      " + report.replace("\n", "\n      "))
-    return 1 if found else 0
+    return print_tally(found, options.reports, width=14)
 
 
 if __name__ == "__main__":
