@@ -4,8 +4,8 @@ back (`read_blocks_json`) for compare --stat and the report.
 The bodies of a long trace are many (65,000 on a 1M-row trace), so JSON and CSV are
 written body by body as the pass closes them, by a writer a `blocks.BlockBodies` drives
 (`begin`, `body`, `end`), into a seekable binary handle; nothing but the statistics is
-kept. A writer starts its handle afresh at `begin` (the pass may be made twice: see
-summary._read_trace).
+kept. A writer starts its handle afresh at `begin` (the walk over the rows may be made
+twice: see walk.py).
 
 - json: the bytes `json.dumps(blocks, indent=2) + "\\n"` would give, as summary.json's
   (two-space indent, non-ASCII escaped, floats as repr), each body formatted directly;

@@ -12,11 +12,12 @@ import operator
 from pathlib import Path
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..core.blocks import BlockBodies, Body, read_bodies
+from ..core.blocks import BlockBodies, Body
 from ..core.profile import STEP_TABLES, Profile
 from ..core.pvafacts import NoPvaFacts, PvaFacts, PvaModule, StepFacts, SummaryFacts
 from ..core.rules import StageRules
 from ..core.steps import BadValue, StepNames, sum64, whole
+from ..core.walk import walk
 from ..errors import ProfileError, UsageError
 
 #: (run, block) of a body, as blocks.json numbers them.
@@ -149,9 +150,8 @@ def read_side(
     try:
         with Profile(path, tables=STEP_TABLES + ("memory_by_tile",), check_start_end=False) as db:
             sql_names = db.names()
-            found, _ = read_bodies(
-                db, rules, lambda: BlockBodies(rules, label, finder, statistics=False)
-            )
+            found = BlockBodies(rules, label, finder, statistics=False)
+            walk(db, rules, [found], sql_names)
             body = finder.found
             if body is None:
                 raise finder.missing(label, option, rules)

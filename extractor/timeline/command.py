@@ -11,7 +11,7 @@ from ..core.profile import Profile
 from ..core.pvafacts import PvaFacts, PvaModule, import_pva
 from ..core.rules import StageRules
 from ..core.steps import BadValue, StepNames
-from ..core.trace import compile_only_warning, read_trace
+from ..core.walk import compile_only_warning, read_rows
 from ..errors import ProfileError, UsageError, shown_path
 from ..output import atomic_file
 from .events import EventFile, ProfileEvents
@@ -140,7 +140,7 @@ def _pass(
     clock_mhz: Optional[float],
 ) -> ProfileEvents:
     """One pass over the step rows, writing as it goes; made again from the file's mark
-    should trace.read_trace read the rows a second time (rows stored out of order)."""
+    should walk.read_rows read the rows a second time (rows stored out of order)."""
     mark = out.mark() if _regular(out.handle) else None
     per_us = clock_mhz if clock_mhz is not None else NO_CLOCK_CYCLES_PER_US
     attempts: List[int] = []
@@ -163,7 +163,7 @@ def _pass(
         events.run(batches)
         return events
 
-    return read_trace(profile, one_pass, sorted_only=mark is None)
+    return read_rows(profile, one_pass, sorted_only=mark is None)
 
 
 def _regular(handle: IO[bytes]) -> bool:
