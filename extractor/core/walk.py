@@ -142,10 +142,12 @@ def walk(
     rules: StageRules,
     consumers: Sequence[Consumer],
     sql_names: Optional[Tuple[dict, dict]] = None,
+    steps: Optional[Tuple[int, Optional[int]]] = None,
 ) -> bool:
     """Feed every step row of `profile` to `consumers` (in their order, for each row),
     from one loop; whether there were rows. `sql_names`: profile.names(), when the
-    caller has read them already."""
+    caller has read them already. `steps=(first, end)`: only the rows of the steps
+    first <= step < end (end None: to the end of the trace), one body's, say."""
     programs, compute_sets = sql_names if sql_names is not None else profile.names()
     names = StepNames(programs, compute_sets, rules)
     return read_rows(
@@ -153,6 +155,7 @@ def walk(
         lambda batches: _Walk(names, consumers).run(batches),
         sorted_only=not all(consumer.restartable for consumer in consumers),
         times=any(consumer.times for consumer in consumers),
+        steps=steps,
     )
 
 
@@ -162,25 +165,31 @@ def read_rows(
     *,
     sorted_only: bool = False,
     times: bool = True,
+    steps: Optional[Tuple[int, Optional[int]]] = None,
 ) -> T:
     """`attempt(batches)` on the step rows of `profile` in the spec's order, in lists
     (a list is looped over faster than a generator is resumed), its result returned:
     first in stored order, checked, then (on OutOfOrder, BadValue or ProfileError)
     again on sorted rows, from scratch. `sorted_only`: sorted rows from the start (an
     attempt that cannot be made twice). `times`: read active_tiles, start and end
-    (else they are None)."""
-    if not sorted_only and profile.can_read_in_stored_order:
+    (else only the first five columns). `steps`: a range of steps only, sorted (see
+    Profile.step_row_batches)."""
+    if not sorted_only and steps is None and profile.can_read_in_stored_order:
         try:
-            return _attempt(profile, attempt, stored_order=True, times=times)
+            return _attempt(profile, attempt, True, times, None)
         except (OutOfOrder, BadValue, ProfileError):
             pass
-    return _attempt(profile, attempt, stored_order=False, times=times)
+    return _attempt(profile, attempt, False, times, steps)
 
 
 def _attempt(
-    profile: "Profile", attempt: Callable[[Iterable[list]], T], stored_order: bool, times: bool
+    profile: "Profile",
+    attempt: Callable[[Iterable[list]], T],
+    stored_order: bool,
+    times: bool,
+    steps: Optional[Tuple[int, Optional[int]]],
 ) -> T:
-    batches = profile.step_row_batches(stored_order=stored_order, times=times)
+    batches = profile.step_row_batches(stored_order=stored_order, times=times, steps=steps)
     rows = _in_step_order(batches) if stored_order else batches
     try:
         return attempt(rows)
