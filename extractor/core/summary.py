@@ -233,10 +233,10 @@ def _summarize(
     blocks: _BlocksAsked,
 ) -> Extraction:
     with Profile(path) as profile:
-        return _pass(profile, path, rules, pva, use_pva, profile_label, step_sink, blocks)
+        return _summary_of(profile, path, rules, pva, use_pva, profile_label, step_sink, blocks)
 
 
-def _pass(
+def _summary_of(
     profile: Profile,
     path: Path,
     rules: StageRules,

@@ -113,7 +113,9 @@ def _one_profile(
                 if clock_mhz is None:
                     clock_mhz = clock_from_report(facts.clock_hz(), path)
             shift = earliest_start(profile, window)
-            events = _pass(out, pid, profile, window, shift, rules, sql_names, facts, clock_mhz)
+            events = _profile_events(
+                out, pid, profile, window, shift, rules, sql_names, facts, clock_mhz
+            )
     except BadValue as exc:
         raise ProfileError(path, str(exc)) from exc
     warnings = list(window.warnings)
@@ -128,7 +130,7 @@ def _one_profile(
     return clock_mhz
 
 
-def _pass(
+def _profile_events(
     out: EventFile,
     pid: int,
     profile: Profile,
@@ -145,7 +147,7 @@ def _pass(
     per_us = clock_mhz if clock_mhz is not None else NO_CLOCK_CYCLES_PER_US
     attempts: List[int] = []
 
-    def one_pass(batches: Iterable[list]) -> ProfileEvents:
+    def attempt(batches: Iterable[list]) -> ProfileEvents:
         if attempts and mark is not None:
             out.rewind(mark)  # the rows read again: their events written again
         attempts.append(1)
@@ -163,7 +165,7 @@ def _pass(
         events.run(batches)
         return events
 
-    return read_rows(profile, one_pass, sorted_only=mark is None)
+    return read_rows(profile, attempt, sorted_only=mark is None)
 
 
 def _regular(handle: IO[bytes]) -> bool:
