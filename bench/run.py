@@ -3,15 +3,17 @@
     python bench/run.py            # full size
     python bench/run.py --smoke    # reduced size, a couple of minutes: that they work (CI)
     python bench/run.py --baseline REV   # bench/size.py also times extract as at REV
-    python bench/run.py --only blocks    # one of them (size, batch, report, blocks, trace, diff)
+    python bench/run.py --only blocks    # one of them (size, batch, report, blocks, trace,
+                                         # diff, startup)
 
 Runs bench/size.py (extract on big profiles against the SQL floor) and, when they are
 there, bench/batch.py (a batch with --jobs 2 against --jobs 1), bench/report.py
 (extract report over 400 recordings, and Chromium rendering it) and bench/blocks.py
 (`extract blocks` against `extract --no-pva` on long-trace, a batch with --blocks against
 one without), bench/trace.py (`extract trace --all` against `extract --no-pva` on
-long-trace) and bench/diff.py (`extract diff` of two long traces against `extract
-blocks` on each). Exit 0 when every benchmark ran.
+long-trace), bench/diff.py (`extract diff` of two long traces against `extract
+blocks` on each) and bench/startup.py (`extract --help` and `extract` on the 53 kB
+fixture against `python -c "import typer"`). Exit 0 when every benchmark ran.
 """
 
 import argparse
@@ -23,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-BENCHMARKS = ("size", "batch", "report", "blocks", "trace", "diff")
+BENCHMARKS = ("size", "batch", "report", "blocks", "trace", "diff", "startup")
 
 
 def load(name: str):
