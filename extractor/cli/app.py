@@ -7,7 +7,7 @@ import typer
 
 from ..commandline import DefaultCommandGroup, print_version
 from ..exits import NO_PVA, PROG
-from ..single import DEFAULT_TIMEOUT
+from ..timelimit import DEFAULT_TIMEOUT
 
 app = typer.Typer(
     cls=DefaultCommandGroup,

@@ -73,7 +73,7 @@ def diff_command(
     def explain():
         from ..core.rules import load_rules
         from ..diff.command import run_diff
-        from ..single import check_timeout
+        from ..timelimit import check_timeout
 
         check_timeout(timeout)
         run_diff(

@@ -7,7 +7,6 @@ from typing import List, Optional
 
 import typer
 
-from ..core.rules import load_rules
 from ..exits import exit_with, line, report_errors, say, stoppable
 from .app import DEBUG, RULES, app, no_pva_option, timeout_option
 
@@ -76,8 +75,10 @@ def run(
     """Extract summaries: one profile to a file, or a batch to a folder (default)."""
 
     def extract():
+        from ..core.rules import load_rules
         from ..errors import ProfileError, UsageError
-        from ..single import check_timeout, run_single
+        from ..single import run_single
+        from ..timelimit import check_timeout
 
         check_timeout(timeout)
         rules = load_rules(rules_file)
@@ -186,7 +187,9 @@ def blocks_command(
     debug: bool = DEBUG,
 ):
     def extract():
-        from ..single import check_timeout, run_blocks
+        from ..core.rules import load_rules
+        from ..single import run_blocks
+        from ..timelimit import check_timeout
 
         check_timeout(timeout)
         run_blocks(

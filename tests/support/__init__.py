@@ -7,6 +7,8 @@
 - cases: the fixtures as tests use them -- generator() (fixtures/generate.py), copy_case,
   golden_case_folder, sha256; two_ipus and on_ipus (a generated spec given a second IPU,
   or more) and NO_OUTPUT_RULES (rules under which a generated trace has no output step).
+- imports: what a process imports (an import-time report read back: imported_modules),
+  and what typer imports by itself to run a command or show help (typer_imports).
 - held: a run held at its output's rename (start_held), a process's children.
 - checks: what many tests check -- one_error (a run that failed with one error line),
   the_error_line (one error line among other lines), index_lines and index_by (a batch's
