@@ -13,6 +13,7 @@ from .errors import ExtractorError, OutputError, ProfileError, PvaMissingError, 
 # imports this package first, pays at start-up only for the modules its command needs.
 _LAZY = {
     "write_atomic": "output",
+    "ProfileAnalysis": "analysis",
     "summary_bytes": "core.summary_json",
     "StageRules": "core.rules",
     "default_rules_path": "core.rules",
@@ -29,6 +30,7 @@ __all__ = [
     "ExtractorError",
     "OutputError",
     "ProfileError",
+    "ProfileAnalysis",
     "PvaMissingError",
     "RulesError",
     "STEP_FIELDS",
