@@ -16,7 +16,6 @@ empty field for a null pva fact), not by the code under test.
 import csv
 import inspect
 import io
-import json
 import shutil
 import signal
 import subprocess
@@ -26,6 +25,7 @@ from typing import Any, Dict, List, NamedTuple, Set
 
 import pytest
 
+from support.checks import json_bytes
 from support.cli import invoke_extract
 from support.docblocks import page_blocks
 from support.paths import PVA_DOUBLE, REPO
@@ -57,10 +57,6 @@ def _methods() -> List[str]:
         for name, value in vars(ProfileAnalysis).items()
         if callable(value) and not name.startswith("_")
     )
-
-
-def _json_bytes(value) -> bytes:
-    return (json.dumps(value, indent=2) + "\n").encode("ascii")
 
 
 def _csv_bytes(rows: List[dict]) -> bytes:
@@ -107,7 +103,7 @@ def _summary(call: Call, work: Path, cli: Path) -> Set[Path]:
     a = call.analysis
     _extract(work, a, a.path, "-o", cli / "summary.json", *_options(a))
     summary = call.result.summary if call.method == "extraction" else call.result
-    assert _json_bytes(summary) == (work / cli / "summary.json").read_bytes()
+    assert json_bytes(summary) == (work / cli / "summary.json").read_bytes()
     if call.method == "extraction":
         result = _extract(work, a, a.path, "-o", cli / "again.json", *_options(a))
         assert result.stderr == _warning_lines(call.result.warnings, str(a.path) + ": ")
@@ -132,7 +128,7 @@ def _step_rows(call: Call, work: Path, cli: Path) -> Set[Path]:
 def _blocks(call: Call, work: Path, cli: Path) -> Set[Path]:
     a = call.analysis
     result = _extract(work, a, "blocks", a.path, "--format", "json", *_options(a, False))
-    assert _json_bytes(call.result) == result.stdout
+    assert json_bytes(call.result) == result.stdout
     return set()
 
 
@@ -144,7 +140,7 @@ def _diff(call: Call, work: Path, cli: Path) -> Set[Path]:
         if call.arguments[option] is not None:
             bodies += ["--" + option.replace("_", "-"), "{}:{}".format(*call.arguments[option])]
     args = ["diff", a.path, candidate, "--format", "json", *bodies, *_options(a)]
-    assert _json_bytes(call.result) == _extract(work, a, *args).stdout
+    assert json_bytes(call.result) == _extract(work, a, *args).stdout
     return set()
 
 
@@ -163,7 +159,7 @@ def _trace(call: Call, work: Path, cli: Path) -> Set[Path]:
 def _stages(call: Call, work: Path, cli: Path) -> Set[Path]:
     a = call.analysis
     args = ["stages", a.path, "--json", "--top", call.arguments["top"], *_options(a, False)]
-    assert _json_bytes(call.result) == _extract(work, a, *args).stdout
+    assert json_bytes(call.result) == _extract(work, a, *args).stdout
     return set()
 
 
@@ -171,7 +167,7 @@ def _inspect(call: Call, work: Path, cli: Path) -> Set[Path]:
     a = call.analysis
     args = ["inspect", a.path, "--json"] + ["--exact"] * call.arguments["exact"]
     args += [] if a.use_pva else ["--no-pva"]
-    assert _json_bytes(call.result) == _extract(work, a, *args).stdout
+    assert json_bytes(call.result) == _extract(work, a, *args).stdout
     return set()
 
 
