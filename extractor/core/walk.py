@@ -305,27 +305,28 @@ class _Walk:
                         body_rows[what] += 1
                     continue
                 step, kind, cycles = raw[0], raw[1], raw[2]
-                classes = what.classes
-                if (kind == INPUT_DELIVERED_KIND and classes.input_delivered) or (
-                    kind == OUTPUT_BEGINS_KIND and classes.output_begins
-                ):
-                    for hook in devices:  # the device rows before the marker
-                        hook(low, high)
-                    low = high = None
-                    for at_marker in markers:
-                        at_marker(step, kind)
-                for on_notable in notables:
-                    on_notable(step, kind, cycles, classes)
-                if summing is not None:
-                    body_cycles, body_rows = summing.cycles, summing.rows
-                if classes.kernel and kernel_takers:
-                    for taker in kernel_takers:
-                        taker.kernel(raw, what)
-                    if plain_hooked and not any(t.plain_kernels for t in kernel_takers):
-                        if not every:
-                            self.plain_kernels_done()
-                            table = self.table
-                            plain_hooked = False
+                if what.notable:  # a kernel or a marker candidate (else: every_row's)
+                    classes = what.classes
+                    if (kind == INPUT_DELIVERED_KIND and classes.input_delivered) or (
+                        kind == OUTPUT_BEGINS_KIND and classes.output_begins
+                    ):
+                        for hook in devices:  # the device rows before the marker
+                            hook(low, high)
+                        low = high = None
+                        for at_marker in markers:
+                            at_marker(step, kind)
+                    for on_notable in notables:
+                        on_notable(step, kind, cycles, classes)
+                    if summing is not None:
+                        body_cycles, body_rows = summing.cycles, summing.rows
+                    if classes.kernel and kernel_takers:
+                        for taker in kernel_takers:
+                            taker.kernel(raw, what)
+                        if plain_hooked and not any(t.plain_kernels for t in kernel_takers):
+                            plain_hooked = False  # asked no more (but every_row's)
+                            if not every:
+                                self.plain_kernels_done()
+                                table = self.table
                 for on_row in every:
                     on_row(raw, what)
                 if wants_devices and kind in device_kinds:  # a kernel may be a device row
