@@ -1,11 +1,13 @@
-"""blocks.json's three formats (docs/formats/blocks.md, "Other formats"), and blocks.json read
-back (`read_blocks_json`) for compare --stat and the report.
+"""blocks.json's three formats (docs/formats/blocks.md, "Other formats"), a renderer
+(extractor.render) each, registered in render.BLOCKS_FORMATS, and blocks.json read back
+(`read_blocks_json`) for compare --stat and the report.
 
 The bodies of a long trace are many (65,000 on a 1M-row trace), so JSON and CSV are
-written body by body as the pass closes them, by a writer a `blocks.BlockBodies` drives
-(`begin`, `body`, `end`), into a seekable binary handle; nothing but the statistics is
-kept. A writer starts its handle afresh at `begin` (the pass may be made twice: see
-summary._read_trace).
+stream renderers: written body by body as the pass closes them, by the writer
+(`writer(handle)`) a `blocks.BlockBodies` drives (`begin`, `body`, `end`), into a
+seekable binary handle; nothing but the statistics is kept. A writer starts its handle
+afresh at `begin` (the pass may be made twice: see summary._read_trace). Markdown is
+rendered from the statistics once the pass is over.
 
 - json: the bytes `json.dumps(blocks, indent=2) + "\\n"` would give, as summary.json's
   (two-space indent, non-ASCII escaped, floats as repr), each body formatted directly;
@@ -22,14 +24,15 @@ import csv
 import io
 import json
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Callable, Dict, NoReturn, Optional, Sequence
+from typing import IO, TYPE_CHECKING, NoReturn, Optional, Sequence
 
 from ..errors import BlocksFileError, StrPath
 from ..escaping import csv_text_cell, markdown_cell
 from ..inputs import read_input
+from ..render import Renderer, StreamRenderer
 
 if TYPE_CHECKING:
-    from .blocks import Body, BodyWriter
+    from .blocks import BlockBodies, Body, BodyWriter
 
 BLOCKS_NAME = "blocks.json"  # beside each summary.json
 LINE_END = "\r\n"
@@ -159,8 +162,46 @@ class CsvWriter(_Writer):
         self._flush()
 
 
-#: `extract blocks --format`'s writers, each made on the (binary) file it writes.
-WRITERS: Dict[str, Callable[[IO[bytes]], "BodyWriter"]] = {"json": JsonWriter, "csv": CsvWriter}
+class _BlocksStream(StreamRenderer["BlockBodies"]):
+    """A format written body by body; `render` replays bodies kept whole (`keep`)."""
+
+    def writer(self, handle: IO[bytes]) -> "BodyWriter":
+        raise NotImplementedError
+
+    def render(self, result: "BlockBodies") -> bytes:
+        if len(result.bodies) != result.count:
+            raise ValueError("the bodies were not kept (BlockBodies(keep=True))")
+        out = io.BytesIO()
+        writer = self.writer(out)
+        writer.begin(result.profile, result.stages)
+        for body in result.bodies:
+            writer.body(body)
+        writer.end(result.statistics())
+        return out.getvalue()
+
+
+class BlocksJson(_BlocksStream):
+    name, suffix, media_type = "json", ".json", "application/json"
+
+    def writer(self, handle: IO[bytes]) -> "BodyWriter":
+        return JsonWriter(handle)
+
+
+class BlocksCsv(_BlocksStream):
+    name, suffix, media_type = "csv", ".csv", "text/csv"
+
+    def writer(self, handle: IO[bytes]) -> "BodyWriter":
+        return CsvWriter(handle)
+
+
+class BlocksMarkdown(Renderer["BlockBodies"]):
+    """The statistics only (block_statistics_markdown), with the IPUs of an anchor."""
+
+    name, suffix, media_type = "markdown", ".md", "text/markdown"
+
+    def render(self, result: "BlockBodies") -> bytes:
+        return block_statistics_markdown(result.statistics(), result.anchor_ipus)
+
 
 MARKDOWN_HEADER = "| stage | blocks | min | median | mean | max | stdev | min at | max at |"
 

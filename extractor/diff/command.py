@@ -7,10 +7,11 @@ from ..core.blocks import stage_labels
 from ..core.pvafacts import PvaModule, import_pva
 from ..core.rules import StageRules
 from ..errors import ProfileError, UsageError, shown_path
+from ..render import DIFF_FORMATS
 from ..wholetext import MAX_DIGITS, read_whole, shown_text
 from .accounting import explain
 from .bodies import BodyKey, read_side
-from .formats import DEFAULT_TOP, FORMATS
+from .formats import DEFAULT_TOP
 
 Say = Callable[[str, str], None]
 
@@ -88,8 +89,8 @@ def run_diff(
 
     if top < 0:
         raise UsageError("--top {}: give how many step changes to list (0 or more)".format(top))
-    if output_format not in FORMATS:
-        raise UsageError("--format {}: one of {}".format(output_format, ", ".join(FORMATS)))
+    if output_format not in DIFF_FORMATS:
+        raise UsageError("--format {}: one of {}".format(output_format, ", ".join(DIFF_FORMATS)))
     wanted = parse_body("--block", block)
     candidate_wanted = parse_body("--candidate-block", candidate_block)
     target = output or STDOUT
@@ -100,5 +101,5 @@ def run_diff(
     diff = diff_profiles(
         base, candidate, rules, block=wanted, candidate_block=candidate_wanted, pva=pva
     )
-    write_output(target, FORMATS[output_format](diff, top))
+    write_output(target, DIFF_FORMATS[output_format](top=top).render(diff))
     return diff
