@@ -113,3 +113,43 @@ def test_a_stream_renderer_refuses_bodies_not_kept():
     assert passed.count > 0 and passed.bodies == []
     with pytest.raises(ValueError, match="not kept"):
         BLOCKS_FORMATS["json"]().render(passed)
+
+
+def _contributing_blocks() -> list:
+    """The python blocks of CONTRIBUTING.md's "Add an output format"."""
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = text.split("## Add an output format", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_the_contributing_example_adds_a_working_format(monkeypatch):
+    import ast
+    import csv
+    import io
+    import types
+
+    from extractor.recordings import load_recordings
+    from extractor.render import Registry
+
+    code, line = _contributing_blocks()
+    module = types.ModuleType("extractor.report.tabletsv")
+    module.__package__ = "extractor.report"
+    exec(compile(code, "CONTRIBUTING.md", "exec"), module.__dict__)
+    monkeypatch.setitem(sys.modules, "extractor.report.tabletsv", module)
+    name, place = ast.literal_eval(line.strip().rstrip(","))
+    registry = Registry("table", [(name, place)])
+    assert list(registry) == ["tsv"] and registry["tsv"].name == "tsv"
+
+    summaries = [
+        REPO / "fixtures/vit-f8weight/expected.json",
+        REPO / "fixtures/edge/multi-ipu/expected.json",
+    ]
+    recordings = load_recordings(summaries, ["x\ty", "=z"])
+    tsv = registry["tsv"]().render(recordings).decode("utf-8").split("\n")
+    rows = list(csv.reader(io.StringIO(TABLE_FORMATS["csv"]().render(recordings).decode())))
+    assert len(rows) > 20 and tsv[-1] == ""  # the lines end with a newline
+    # The CSV's cells, tab-separated: the tab in a label shown as \t, and no formula guard
+    # (a TSV is not read as formulas here: `=z` stays as it is).
+    assert rows[1][0] == "x\ty" and tsv[1].startswith("x\\ty\t")
+    expected = ["\t".join([row[0].replace("\t", "\\t").lstrip("'")] + row[1:]) for row in rows]
+    assert tsv[:-1] == expected
