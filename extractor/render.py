@@ -27,7 +27,6 @@ from typing import (
     Any,
     Generic,
     Iterator,
-    List,
     Sequence,
     Tuple,
     Type,
@@ -84,15 +83,18 @@ class Registry(Generic[Made]):
     def __contains__(self, name: object) -> bool:
         return name in self._places
 
-    def names(self) -> List[str]:
-        return list(self._places)
-
     @property
     def default(self) -> str:
         return next(iter(self._places))
 
     def __getitem__(self, name: str) -> Type[Made]:
         """The renderer class of `name` (KeyError for a name not registered)."""
+        if name not in self._places:
+            raise KeyError(
+                "{} has no format {!r}: one of {}".format(
+                    self.command, name, ", ".join(self._places)
+                )
+            )
         module, _, attribute = self._places[name].partition(":")
         return cast(Type[Made], getattr(import_module(module), attribute))
 

@@ -71,7 +71,7 @@ def test_no_two_renderers_share_a_class_name():
 
 def test_a_name_not_registered_is_not_found():
     assert "xml" not in COMPARE_FORMATS
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="compare has no format 'xml': one of markdown, csv, json"):
         COMPARE_FORMATS["xml"]
 
 
