@@ -23,7 +23,6 @@ from enum import Enum
 from importlib import import_module
 from typing import (
     IO,
-    TYPE_CHECKING,
     Any,
     Generic,
     Iterator,
@@ -33,9 +32,6 @@ from typing import (
     TypeVar,
     cast,
 )
-
-if TYPE_CHECKING:
-    from .diff.formats import DiffRenderer
 
 Result = TypeVar("Result")
 
@@ -65,13 +61,9 @@ class StreamRenderer(Renderer[Result]):
         raise NotImplementedError
 
 
-Made = TypeVar("Made", bound=Renderer)
-
-
-class Registry(Generic[Made]):
+class Registry:
     """One command's formats: name -> renderer class, in `--format`'s order (the first
-    the default), each imported only when asked for. `Made`: what its classes have in
-    common (their options: diff's `top`)."""
+    the default), each imported only when asked for."""
 
     def __init__(self, command: str, places: Sequence[Tuple[str, str]]) -> None:
         self.command = command
@@ -87,7 +79,7 @@ class Registry(Generic[Made]):
     def default(self) -> str:
         return next(iter(self._places))
 
-    def __getitem__(self, name: str) -> Type[Made]:
+    def __getitem__(self, name: str) -> Type[Renderer]:
         """The renderer class of `name` (KeyError for a name not registered)."""
         if name not in self._places:
             raise KeyError(
@@ -96,7 +88,8 @@ class Registry(Generic[Made]):
                 )
             )
         module, _, attribute = self._places[name].partition(":")
-        return cast(Type[Made], getattr(import_module(module), attribute))
+        found: Type[Renderer] = getattr(import_module(module), attribute)
+        return found
 
     def choices(self, enum_name: str) -> Type[Enum]:
         """The names as a str Enum, in order: the choices of a typer `--format` option."""
@@ -105,7 +98,7 @@ class Registry(Generic[Made]):
 
 # ---- each command's formats ------------------------------------------------------------
 
-COMPARE_FORMATS: "Registry[Renderer]" = Registry(
+COMPARE_FORMATS = Registry(
     "compare",
     [
         ("markdown", "extractor.compare.formats:CompareMarkdown"),
@@ -113,7 +106,7 @@ COMPARE_FORMATS: "Registry[Renderer]" = Registry(
         ("json", "extractor.compare.formats:CompareJson"),
     ],
 )
-DIFF_FORMATS: "Registry[DiffRenderer]" = Registry(
+DIFF_FORMATS = Registry(
     "diff",
     [
         ("markdown", "extractor.diff.formats:DiffMarkdown"),
@@ -121,11 +114,11 @@ DIFF_FORMATS: "Registry[DiffRenderer]" = Registry(
         ("csv", "extractor.diff.formats:DiffCsv"),
     ],
 )
-TABLE_FORMATS: "Registry[Renderer]" = Registry(
+TABLE_FORMATS = Registry(
     "table",
     [("csv", "extractor.report.table:TableCsv"), ("jsonl", "extractor.report.table:TableJsonl")],
 )
-BLOCKS_FORMATS: "Registry[Renderer]" = Registry(
+BLOCKS_FORMATS = Registry(
     "blocks",
     [
         ("json", "extractor.core.blockformats:BlocksJson"),

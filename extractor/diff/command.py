@@ -1,7 +1,7 @@
 """`extract diff BASE CANDIDATE`: the library function the command runs."""
 
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, Type, cast
 
 from ..core.blocks import stage_labels
 from ..core.pvafacts import PvaModule, import_pva
@@ -11,7 +11,7 @@ from ..render import DIFF_FORMATS
 from ..wholetext import MAX_DIGITS, read_whole, shown_text
 from .accounting import explain
 from .bodies import BodyKey, read_side
-from .formats import DEFAULT_TOP
+from .formats import DEFAULT_TOP, DiffRenderer
 
 Say = Callable[[str, str], None]
 
@@ -101,5 +101,6 @@ def run_diff(
     diff = diff_profiles(
         base, candidate, rules, block=wanted, candidate_block=candidate_wanted, pva=pva
     )
-    write_output(target, DIFF_FORMATS[output_format](top=top).render(diff))
+    renderer = cast(Type[DiffRenderer], DIFF_FORMATS[output_format])  # each takes `top`
+    write_output(target, renderer(top=top).render(diff))
     return diff
