@@ -169,9 +169,9 @@ def run_blocks(
     output) as blocks.json ("json"), its CSV ("csv") or the statistics ("markdown")."""
     import tempfile
 
-    from .core.blockformats import WRITERS, block_statistics_markdown
     from .core.blocks import extract_blocks
     from .output import write_output, write_output_from
+    from .render import BLOCKS_FORMATS, StreamRenderer
 
     target = output or STDOUT
     check_profile(profile, "extract DIR -o OUTDIR --blocks")
@@ -184,16 +184,16 @@ def run_blocks(
             for warning in result.warnings:
                 say("warning", "{}: {}".format(shown_path(profile), warning))
 
-    if output_format == "markdown":  # the statistics only
+    renderer = BLOCKS_FORMATS[output_format]()
+    if not isinstance(renderer, StreamRenderer):  # from what the pass leaves: statistics
         result = extract_blocks(profile, rules)
         warn(result)
-        statistics, ipus = result.bodies.statistics(), result.bodies.anchor_ipus
-        write_output(target, block_statistics_markdown(statistics, ipus))
+        write_output(target, renderer.render(result.bodies))
         return
     # Written body by body into a temporary file as the pass goes (a long trace has
     # tens of thousands), then copied out whole: never a partial output.
     with tempfile.TemporaryFile() as spool:
-        result = extract_blocks(profile, rules, writer=WRITERS[output_format](spool))
+        result = extract_blocks(profile, rules, writer=renderer.writer(spool))
         warn(result)
         spool.seek(0)
         write_output_from(target, spool)

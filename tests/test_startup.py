@@ -18,7 +18,8 @@ from support.paths import GOLDEN, GOLDEN_PROFILE_ARG
 
 # What declaring the commands needs: the package (and its __main__, run as `python -m
 # extractor`), the CLI's modules, how the command line is read (commandline.py), how an
-# outcome is reported (exits.py) and --timeout's default (timelimit.py, a leaf).
+# outcome is reported (exits.py), --timeout's default (timelimit.py, a leaf) and the
+# formats' names (render.py's registries, which import no renderer until one is asked).
 DECLARATIONS = {
     "extractor",
     "extractor.__main__",
@@ -26,6 +27,7 @@ DECLARATIONS = {
     "extractor.commandline",
     "extractor.exits",
     "extractor.timelimit",
+    "extractor.render",
 }
 
 # Modules of the commands' work, none of which declaring them needs. For extractor's own

@@ -3,11 +3,12 @@ indexes) and `blocks` (every block of every inference)."""
 
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from ..exits import exit_with, line, report_errors, say, stoppable
+from ..render import BLOCKS_FORMATS
 from .app import DEBUG, RULES, app, no_pva_option, timeout_option
 
 
@@ -144,13 +145,12 @@ def merge(
     line("{}: {} profiles".format(shown_path(outdir / INDEX_NAME), count))
 
 
-# The choices of options, as the modules that use them name them (compare.formats.FORMATS,
-# compare.blockstats.STATS, blockformats.WRITERS, report.table.FORMATS): here, because the
-# CLI must not import those modules to start.
-
-
-class BlocksFormat(str, Enum):
-    json, csv, markdown = "json", "csv", "markdown"
+# --format's choices, from blocks' registry of renderers (imported only when used); mypy,
+# which takes no class made at run time as a type, sees an Enum.
+if TYPE_CHECKING:
+    BlocksFormat = Enum
+else:
+    BlocksFormat = BLOCKS_FORMATS.choices("BlocksFormat")
 
 
 @app.command(
@@ -173,7 +173,7 @@ def blocks_command(
         help="Where to write ('-' or nothing: standard output). Written atomically.",
     ),
     output_format: BlocksFormat = typer.Option(
-        BlocksFormat.json,
+        BLOCKS_FORMATS.default,
         "--format",
         "-f",
         case_sensitive=False,

@@ -69,11 +69,11 @@ def run_compare(
     """The whole of `extract compare`: the table on standard output, the chart and the
     JUnit report where asked, the budget's last line through `line`; the exit code (0,
     or GATE_FAILED when a budget check failed)."""
+    from ..render import COMPARE_FORMATS
     from .baseline import baseline_first, default_baseline, passed_over_notes
     from .blockstats import FIRST, MissingBlocks, over_blocks, read_block_statistics, stat_metrics
     from .chart import write_chart
     from .comparison import compare
-    from .formats import FORMATS
 
     check_options(clock_mhz, chart, junit, budget_file)
     budget = None
@@ -121,15 +121,14 @@ def run_compare(
 
         checks = check_budget(budget, recordings, found)
         comparison = comparison.with_checks(checks)
-    text = FORMATS[output_format].render(comparison)
+    table = COMPARE_FORMATS[output_format]().render(comparison)
     if chart is not None:
         write_chart(chart, comparison)
     if junit is not None and checks is not None:
         from .junit import write_junit
 
         write_junit(junit, checks, "extract compare --budget {}".format(shown_path(budget_file)))
-    # A lone surrogate (a summary may hold one, escaped) is shown as \udXXX.
-    write_output(STDOUT, text.encode("utf-8", "backslashreplace"))
+    write_output(STDOUT, table)
     for note in notes:
         warn(note)
     if checks is None:

@@ -75,9 +75,9 @@ def extract_profile(
     with atomic_files(paths, strict) as handles:
         writer = None
         if blocks:  # blocks.json is written body by body during the pass
-            from .blockformats import JsonWriter
+            from .blockformats import BlocksJson
 
-            writer = JsonWriter(handles[-2])
+            writer = BlocksJson().writer(handles[-2])
         if csv:
             from .steptables import step_tables_on
 
