@@ -71,8 +71,8 @@ class ProfileAnalysis:
         first, changing together; return the warnings. UsageError for an output that is
         one of the inputs."""
         from .core.pipeline import extract_profile
-        from .single import summary_outputs
-        from .targets import check_outputs
+        from .outputchecks import check_outputs
+        from .run.single import summary_outputs
 
         check_outputs(summary_outputs(str(output), csv, blocks), [self.path], rules=self.rules)
         extraction, _ = extract_profile(

@@ -128,7 +128,7 @@ def test_the_contributing_example_adds_a_working_format(monkeypatch):
     import io
     import types
 
-    from extractor.recordings import load_recordings
+    from extractor.readback.recordings import load_recordings
     from extractor.render import Registry
 
     code, line = _contributing_blocks()

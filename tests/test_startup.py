@@ -11,7 +11,7 @@ imports by itself to do the same is allowed. bench/startup.py times the same com
 
 import pytest
 
-from extractor.commandline import DefaultCommandGroup
+from extractor.cli.commandline import DefaultCommandGroup
 from support.cli import run_extract
 from support.imports import IMPORT_TIME, TYPER_HELP, TYPER_RUN, imported_modules, typer_imports
 from support.paths import GOLDEN, GOLDEN_PROFILE_ARG
@@ -24,8 +24,8 @@ DECLARATIONS = {
     "extractor",
     "extractor.__main__",
     "extractor.cli",
-    "extractor.commandline",
-    "extractor.exits",
+    "extractor.cli.commandline",
+    "extractor.cli.exits",
     "extractor.timelimit",
     "extractor.render",
 }
@@ -38,7 +38,7 @@ WORK = {
     "extractor.core.pipeline",
     "extractor.core.profile",
     "extractor.core.rules",
-    "extractor.single",
+    "extractor.run.single",
     "extractor.output",
     "extractor.errors",
     "extractor.diagnose",
@@ -46,7 +46,7 @@ WORK = {
     "extractor.compare",
     "extractor.timeline",
     "extractor.diff",
-    "extractor.batch",
+    "extractor.run.batch",
     "sqlite3",
     "jinja2",
     "multiprocessing",
@@ -61,7 +61,7 @@ WORK = {
 # The packages (and the modules of core/ that only they or an option not given use) of
 # every command but `run`: a single run imports none of them.
 OTHER_COMMANDS = {
-    "extractor.batch",  # a batch, merge
+    "extractor.run.batch",  # a batch, merge
     "extractor.compare",  # compare
     "extractor.report",  # table, report
     "extractor.diagnose",  # inspect, stages, doctor
@@ -107,6 +107,6 @@ def test_a_single_run_imports_no_other_command(golden_profile, tmp_path):
     assert result.code == 0, result
     assert (work / "out" / "summary.json").read_bytes() == (GOLDEN / "expected.json").read_bytes()
     imported = imported_modules(result.stderr)
-    assert {"extractor.single", "extractor.core.summary", "pva"} <= imported  # the real list
+    assert {"extractor.run.single", "extractor.core.summary", "pva"} <= imported  # the real list
     # A package's module is imported after its package: naming the packages is enough.
     assert sorted((imported - typer_run) & OTHER_COMMANDS) == []

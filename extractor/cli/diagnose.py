@@ -5,8 +5,8 @@ from typing import Optional
 
 import typer
 
-from ..exits import report_errors, stoppable
 from .app import AS_JSON, PROFILE, app, no_pva_option
+from .exits import report_errors, stoppable
 
 
 @app.command(

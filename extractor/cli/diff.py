@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ..exits import report_errors, say
 from ..render import DIFF_FORMATS
 from .app import DEBUG, RULES, app, no_pva_option, timeout_option
+from .exits import report_errors, say
 
 DIFF_HELP = (
     "Explain why two recordings differ: one body of each profile, step by step.\n\n"

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from ..exits import exit_with, line, report_errors, say, stoppable
 from ..render import BLOCKS_FORMATS
 from .app import DEBUG, RULES, app, no_pva_option, timeout_option
+from .exits import exit_with, line, report_errors, say, stoppable
 
 
 @app.command("run")
@@ -78,7 +78,7 @@ def run(
     def extract():
         from ..core.rules import load_rules
         from ..errors import ProfileError, UsageError
-        from ..single import run_single
+        from ..run.single import run_single
         from ..timelimit import check_timeout
 
         check_timeout(timeout)
@@ -105,7 +105,7 @@ def run(
             return 0
         # Imported here: a single profile does not need the batch machinery
         # (multiprocessing and the rest take a tenth of extract's start-up).
-        from ..batch.command import run_batch_command
+        from ..run.batch.command import run_batch_command
 
         return run_batch_command(
             paths,
@@ -132,9 +132,9 @@ def merge(
     ),
 ):
     """Fold the index files of a batch's shards into OUTDIR/index.jsonl."""
-    from ..batch.index import merge_locked
     from ..batchnames import INDEX_NAME
     from ..errors import UsageError, shown_path
+    from ..run.batch.index import merge_locked
 
     def fold():
         if not outdir.is_dir():
@@ -188,7 +188,7 @@ def blocks_command(
 ):
     def extract():
         from ..core.rules import load_rules
-        from ..single import run_blocks
+        from ..run.single import run_blocks
         from ..timelimit import check_timeout
 
         check_timeout(timeout)

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from ..exits import exit_with, line, report_errors, stoppable, warn
 from ..render import COMPARE_FORMATS, TABLE_FORMATS
 from .app import BUDGET, DEBUG, LABELS, RECORDINGS, app
+from .exits import exit_with, line, report_errors, stoppable, warn
 
 # --format's choices, from the commands' registries of renderers (imported only when used);
 # mypy, which takes no class made at run time as a type, sees an Enum.

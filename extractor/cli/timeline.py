@@ -6,9 +6,9 @@ from typing import List, Optional
 
 import typer
 
-from ..exits import report_errors, say
 from ..timelimit import DEFAULT_TIMEOUT
 from .app import app, no_pva_option
+from .exits import report_errors, say
 
 TRACE_HELP = (
     "Write the execution as a Chrome/Perfetto trace: open it in ui.perfetto.dev.\n\n"

@@ -24,9 +24,9 @@ def read_recordings(
     error), the outputs checked against them before anything is written (never one of
     the inputs: targets.check_outputs), and what their batch's index says of each told
     (provenance.tell_origins: `warn`ings; with `gate`, an error)."""
-    from ..provenance import tell_origins
-    from ..recordings import files_read, folders_read, load_recordings
-    from ..targets import check_outputs
+    from ..outputchecks import check_outputs
+    from ..readback.provenance import tell_origins
+    from ..readback.recordings import files_read, folders_read, load_recordings
 
     try:
         recordings = load_recordings(paths, labels)
@@ -104,7 +104,7 @@ def run_compare(
     found: Optional[List[dict]] = None  # each recording's metrics, when not its summary's
     blocks: Optional[List[dict]] = None  # each recording's blocks.json, with --stat
     if stat != FIRST:
-        from ..provenance import require_belonging
+        from ..readback.provenance import require_belonging
 
         try:
             blocks = [read_block_statistics(recording, stat) for recording in recordings]

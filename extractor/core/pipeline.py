@@ -55,7 +55,7 @@ def extract_profile(
     (default: the path). `on_extracted(extraction)` is called once the summary is made,
     before anything is written (to print its warnings).
     """
-    # -> Tuple[Extraction, bytes] once batch/item.py narrows Extraction.blocks (an
+    # -> Tuple[Extraction, bytes] once run/batch/item.py narrows Extraction.blocks (an
     # Optional[BlockBodies]) before median_stage_cycles, which takes a BlockBodies.
     if not csv and not blocks:
         extraction = summarize(profile, rules, use_pva=use_pva, profile_label=profile_label)

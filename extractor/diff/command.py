@@ -84,8 +84,8 @@ def run_diff(
     before anything is written, when `use_pva` and pva cannot be imported. The diff says
     nothing but errors: `quiet` changes nothing."""
     from ..output import write_output
-    from ..single import STDOUT, file_outputs, watch
-    from ..targets import check_outputs
+    from ..outputchecks import check_outputs
+    from ..run.single import STDOUT, file_outputs, watch
 
     if top < 0:
         raise UsageError("--top {}: give how many step changes to list (0 or more)".format(top))

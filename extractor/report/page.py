@@ -29,8 +29,8 @@ from ..core.metrics import (
     percent_change,
 )
 from ..errors import BlocksFileError
-from ..provenance import blocks_belonging, record_note, stale_problem
-from ..recordings import beside
+from ..readback.provenance import blocks_belonging, record_note, stale_problem
+from ..readback.recordings import beside
 from .batchinfo import IndexFacts, read_heat_map_blocks
 from .checks import STATUS_SYMBOLS, CheckLine, check_counts, check_lines, counts_text
 from .heatmap import HEAT_LEVELS, MAX_HEAT_CELLS, HeatMap, build_heat_map
@@ -150,7 +150,7 @@ def columns_for(metric_maps: Sequence[Dict], order: Sequence[str] = ()) -> List[
 
 
 class Untrusted(NamedTuple):
-    """A file the page does not show as current, and why (provenance.py's rule)."""
+    """A file the page does not show as current, and why (readback/provenance.py's rule)."""
 
     recording: str  # its label
     path: str

@@ -61,8 +61,8 @@ def run_trace(
     each shifted to start at 0). UsageError for a missing -o, a run that does not exist,
     an output that is one of its inputs; ProfileError for a profile extract cannot
     read."""
-    from ..single import check_profile, watch
-    from ..targets import check_outputs
+    from ..outputchecks import check_outputs
+    from ..run.single import check_profile, watch
 
     if not output or output == "-":
         raise UsageError("give the trace a file with -o FILE (a trace is not for a terminal)")

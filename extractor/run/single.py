@@ -10,15 +10,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Sequence, Tuple
 
-from .core.pipeline import extract_profile
-from .core.rules import StageRules
-from .errors import ProfileError, StrPath, UsageError, shown_path
-from .output import STDOUT
-from .targets import check_outputs
+from ..core.pipeline import extract_profile
+from ..core.rules import StageRules
+from ..errors import ProfileError, StrPath, UsageError, shown_path
+from ..output import STDOUT
+from ..outputchecks import check_outputs
 
 if TYPE_CHECKING:
-    from .core.blocks import BlocksExtraction
-    from .core.summary import Extraction
+    from ..core.blocks import BlocksExtraction
+    from ..core.summary import Extraction
 
 
 Say = Callable[[str, str], None]  # say(kind, message): "error" or "warning", one line
@@ -29,12 +29,12 @@ def watch(profile: Path, outputs: Sequence[StrPath], say: Say, timeout: float = 
     watches it and exits as it does (stopping.py), removing what a killed child was
     writing to `outputs` (the files the command writes) and the folders it made for
     them. Without one, return here to work, stopped by SIGTERM or SIGHUP as by Ctrl-C."""
-    from .stopping import fork_with_deadline, raise_on_stop_signals, signal_name, stop_message
+    from ..stopping import fork_with_deadline, raise_on_stop_signals, signal_name, stop_message
 
     if not timeout or not hasattr(os, "fork"):
         raise_on_stop_signals()
         return
-    from .partials import missing_folders, remove_abandoned, remove_made_folders
+    from ..partials import missing_folders, remove_abandoned, remove_made_folders
 
     made = [folder for path in outputs for folder in missing_folders(path)]
     outcome = fork_with_deadline(timeout)
@@ -66,7 +66,7 @@ def watch(profile: Path, outputs: Sequence[StrPath], say: Say, timeout: float = 
 def _leave(code: int) -> None:
     """End the watching parent at once: the child has done the work and the clean-up
     (atexit included); a second interpreter shutdown would only add time."""
-    from .stopping import flush_standard_streams
+    from ..stopping import flush_standard_streams
 
     flush_standard_streams()
     os._exit(code)
@@ -90,7 +90,7 @@ def file_outputs(option_paths: Iterable[Tuple[str, StrPath]]) -> List[Path]:
 def summary_outputs(output: str, csv: bool, blocks: bool) -> List[Tuple[str, Path]]:
     """(option, path) of every file `extract PROFILE -o output` writes (pipeline's
     summary_files); UsageError for --csv or --blocks with standard output."""
-    from .core.pipeline import summary_files
+    from ..core.pipeline import summary_files
 
     if output == STDOUT:
         if blocks:
@@ -169,9 +169,9 @@ def run_blocks(
     output) as blocks.json ("json"), its CSV ("csv") or the statistics ("markdown")."""
     import tempfile
 
-    from .core.blocks import extract_blocks
-    from .output import write_output, write_output_from
-    from .render import BLOCKS_FORMATS, StreamRenderer
+    from ..core.blocks import extract_blocks
+    from ..output import write_output, write_output_from
+    from ..render import BLOCKS_FORMATS, StreamRenderer
 
     target = output or STDOUT
     check_profile(profile, "extract DIR -o OUTDIR --blocks")
