@@ -71,6 +71,11 @@ class OutOfOrder(Exception):
     """A step row whose step id is smaller than the one before (read in stored order)."""
 
 
+class StopWalk(Exception):
+    """Raised by a hook: the consumers need no more rows (extract trace's window is over),
+    so the rows after go unread; every consumer's `end` is still called."""
+
+
 class Consumer:
     """One consumer of the walk. A subclass overrides the hooks it needs; the walk calls
     only those (a hook left alone costs nothing per row). Rows come in step order; a
@@ -280,61 +285,64 @@ class _Walk:
         device_kinds = DEVICE_KINDS
         low = high = None  # of the device rows since the last marker row
         any_rows = False
-        for batch in batches:
-            any_rows = True
-            for raw in batch:
-                try:
-                    what = table[raw[4]][raw[3]]  # compute set, program
-                except KeyError:  # a pair met for the first time
-                    what = seen(raw[4], raw[3])
-                if what is None:  # most rows: nothing to anyone but the device span
-                    if wants_devices and raw[1] in device_kinds:
+        try:
+            for batch in batches:
+                any_rows = True
+                for raw in batch:
+                    try:
+                        what = table[raw[4]][raw[3]]  # compute set, program
+                    except KeyError:  # a pair met for the first time
+                        what = seen(raw[4], raw[3])
+                    if what is None:  # most rows: nothing to anyone but the device span
+                        if wants_devices and raw[1] in device_kinds:
+                            start, end = raw[6], raw[7]
+                            if start is not None and (low is None or start < low):
+                                low = start
+                            if end is not None and (high is None or end > high):
+                                high = end
+                        continue
+                    if what.__class__ is int:  # a plain kernel: to the open block
+                        if body_cycles is not None:
+                            cycles = raw[2]
+                            if cycles.__class__ is int:
+                                body_cycles[what] += cycles
+                            elif cycles is not None:
+                                bad_cycles(raw[0], cycles)
+                            body_rows[what] += 1
+                        continue
+                    step, kind, cycles = raw[0], raw[1], raw[2]
+                    if what.notable:  # a kernel or a marker candidate (else: every_row's)
+                        classes = what.classes
+                        if (kind == INPUT_DELIVERED_KIND and classes.input_delivered) or (
+                            kind == OUTPUT_BEGINS_KIND and classes.output_begins
+                        ):
+                            for hook in devices:  # the device rows before the marker
+                                hook(low, high)
+                            low = high = None
+                            for at_marker in markers:
+                                at_marker(step, kind)
+                        for on_notable in notables:
+                            on_notable(step, kind, cycles, classes)
+                        if summing is not None:
+                            body_cycles, body_rows = summing.cycles, summing.rows
+                        if classes.kernel and kernel_takers:
+                            for taker in kernel_takers:
+                                taker.kernel(raw, what)
+                            if plain_hooked and not any(t.plain_kernels for t in kernel_takers):
+                                plain_hooked = False  # asked no more (but every_row's)
+                                if not every:
+                                    self.plain_kernels_done()
+                                    table = self.table
+                    for on_row in every:
+                        on_row(raw, what)
+                    if wants_devices and kind in device_kinds:  # a kernel may be a device row
                         start, end = raw[6], raw[7]
                         if start is not None and (low is None or start < low):
                             low = start
                         if end is not None and (high is None or end > high):
                             high = end
-                    continue
-                if what.__class__ is int:  # a plain kernel: to the open block
-                    if body_cycles is not None:
-                        cycles = raw[2]
-                        if cycles.__class__ is int:
-                            body_cycles[what] += cycles
-                        elif cycles is not None:
-                            bad_cycles(raw[0], cycles)
-                        body_rows[what] += 1
-                    continue
-                step, kind, cycles = raw[0], raw[1], raw[2]
-                if what.notable:  # a kernel or a marker candidate (else: every_row's)
-                    classes = what.classes
-                    if (kind == INPUT_DELIVERED_KIND and classes.input_delivered) or (
-                        kind == OUTPUT_BEGINS_KIND and classes.output_begins
-                    ):
-                        for hook in devices:  # the device rows before the marker
-                            hook(low, high)
-                        low = high = None
-                        for at_marker in markers:
-                            at_marker(step, kind)
-                    for on_notable in notables:
-                        on_notable(step, kind, cycles, classes)
-                    if summing is not None:
-                        body_cycles, body_rows = summing.cycles, summing.rows
-                    if classes.kernel and kernel_takers:
-                        for taker in kernel_takers:
-                            taker.kernel(raw, what)
-                        if plain_hooked and not any(t.plain_kernels for t in kernel_takers):
-                            plain_hooked = False  # asked no more (but every_row's)
-                            if not every:
-                                self.plain_kernels_done()
-                                table = self.table
-                for on_row in every:
-                    on_row(raw, what)
-                if wants_devices and kind in device_kinds:  # a kernel may be a device row
-                    start, end = raw[6], raw[7]
-                    if start is not None and (low is None or start < low):
-                        low = start
-                    if end is not None and (high is None or end > high):
-                        high = end
+        except StopWalk:  # a hook needs no more rows: the rows after go unread
+            pass
         for hook in devices:
             hook(low, high)
         for consumer in self.consumers:

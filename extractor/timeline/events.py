@@ -7,7 +7,7 @@ minimum and a maximum each). Those are written when they close (slices.py); the 
 events (process and track names, their order) after the pass, when every track is known.
 """
 
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..core.blocks import BlockBodies, Body
 from ..core.pvafacts import StepFacts
@@ -21,7 +21,7 @@ from ..core.steps import (
     StepNames,
     sum64,
 )
-from ..core.walk import bad_cycles
+from ..core.walk import StopWalk, bad_cycles
 from .slices import Closed, ProfileSlices
 from .times import FRACTIONS, dur_text, fitted, ns_text
 from .tracks import (
@@ -101,7 +101,7 @@ class ProfileEvents(ProfileSlices):
 
     # ---- the pass ------------------------------------------------------------------
 
-    def run(self, batches: Iterable[list]) -> None:
+    def hooks(self) -> Tuple[Callable[[tuple, Any], None], Callable[[], None]]:
         """One pass over the rows (walk.read_rows' batches, in step order).
 
         The loop is written flat, on local variables: it runs once per step row, a
@@ -171,200 +171,212 @@ class ProfileEvents(ProfileSlices):
         stage: Optional[str] = None
         row_stage = ""
         stage_low = stage_high = stage_from = stage_cycles = 0  # stage_from: `rows` at its start
-        for batch in batches:
-            for step, kind, cycles, program, compute_set, tiles, start, end in batch:
-                if step != current:
-                    current, ipu = step, 0
-                    if step >= next_event:
-                        self._fold(inf_low, inf_high, dev_low, dev_high)
-                        inf_low, inf_high = high_mark, low_mark
-                        dev_low, dev_high = high_mark, low_mark
-                        was_in = in_window
-                        in_window, past, next_event = self._boundary(step, ranges, in_window)
-                        if was_in and not in_window and stage is not None:
-                            # a stage slice never spans a gap between windows
-                            self._stage_slice(
-                                stage, stage_low, stage_high, rows - stage_from, stage_cycles
-                            )
-                            stage = None
-                    try:
-                        head, row_stage, notable, plain, classes, device = cache[
-                            program, compute_set, kind
-                        ]
-                    except KeyError:
-                        known = cache[program, compute_set, kind] = self._describe(
-                            program, compute_set, kind
-                        )
-                        head, row_stage, notable, plain, classes, device = known
-                else:
-                    ipu += 1
-                if notable:
-                    if plain >= 0:  # the walk's plain kernel, inline
-                        if body_cycles is not None:
-                            if cycles.__class__ is int:
-                                body_cycles[plain] += cycles
-                            elif cycles is not None:
-                                bad_cycles(step, cycles)
-                            body_rows[plain] += 1
-                    else:
-                        bodies.notable(step, kind, cycles, classes)
-                        if closed:
-                            for body in closed:
-                                self._body_slice(body, body_low, body_high)
-                            del closed[:]
-                            body_low, body_high = high_mark, low_mark
-                            in_body = False
-                        body_cycles, body_rows = bodies.cycles, bodies.rows
-                        if not in_body and body_cycles is not None:
-                            in_body = True
-                            body_low, body_high = high_mark, low_mark
-                        if ipu == 0:  # the first row of its step: what the step is
-                            if kind == INPUT_DELIVERED_KIND and classes.input_delivered:
-                                # an inference begins: the rows before are not its
-                                self._fold(inf_low, inf_high, dev_low, dev_high)
-                                inf_low, inf_high = high_mark, low_mark
-                                dev_low, dev_high = high_mark, low_mark
-                                self._input(step)
-                            elif kind == OUTPUT_BEGINS_KIND and classes.output_begins:
-                                if self._output(step):
-                                    next_event = self._next_event(ranges)
-                if not in_window:
-                    if past and not in_body:
-                        if parts:
-                            encode(parts)
-                        out.write_steps()
-                        self.rows = rows
-                        self._fold(inf_low, inf_high, dev_low, dev_high)
-                        # nothing more to show, no block open: the rows after go unread
-                        return self._finish(
+        finished = False  # the rows past the window went unread: ended already
+
+        def on_row(raw: tuple, named: Any) -> None:
+            nonlocal finished, body_cycles, body_high, body_low, body_rows, classes, current
+            nonlocal dev_high, dev_low, device, encode_at, head, in_body, in_window, inf_high
+            nonlocal inf_low, ipu, ipu_count, next_event, notable, past, plain, row_stage, rows
+            nonlocal stage, stage_cycles, stage_from, stage_high, stage_low, write_at
+            step, kind, cycles, program, compute_set, tiles, start, end = raw
+            if step != current:
+                current, ipu = step, 0
+                if step >= next_event:
+                    self._fold(inf_low, inf_high, dev_low, dev_high)
+                    inf_low, inf_high = high_mark, low_mark
+                    dev_low, dev_high = high_mark, low_mark
+                    was_in = in_window
+                    in_window, past, next_event = self._boundary(step, ranges, in_window)
+                    if was_in and not in_window and stage is not None:
+                        # a stage slice never spans a gap between windows
+                        self._stage_slice(
                             stage, stage_low, stage_high, rows - stage_from, stage_cycles
                         )
-                    continue
-                if start.__class__ is not int or end.__class__ is not int or end < start:
-                    whole(start, step, "its start")
-                    whole(end, step, "its end")
-                    raise BadValue(
-                        "step {}: its end ({}) is before its start ({}): a slice cannot "
-                        "last less than nothing".format(step, end, start)
+                        stage = None
+                try:
+                    head, row_stage, notable, plain, classes, device = cache[
+                        program, compute_set, kind
+                    ]
+                except KeyError:
+                    known = cache[program, compute_set, kind] = self._describe(
+                        program, compute_set, kind
                     )
-                # the row's times in whole ns after the shift (times.ns_of, inline)
-                if clocked:
-                    at = ((start - shift) * to_ns + half) // halves
-                    to = ((end - shift) * to_ns + half) // halves
+                    head, row_stage, notable, plain, classes, device = known
+            else:
+                ipu += 1
+            if notable:
+                if plain >= 0:  # the walk's plain kernel, inline
+                    if body_cycles is not None:
+                        if cycles.__class__ is int:
+                            body_cycles[plain] += cycles
+                        elif cycles is not None:
+                            bad_cycles(step, cycles)
+                        body_rows[plain] += 1
                 else:
-                    at = start - shift
-                    to = end - shift
-                # the first track of the row's IPU that is free at its start: most
-                # often its first (TrackSet.place's first test, inline)
-                if ipu < ipu_count:
-                    track = firsts[ipu]
-                    if track[1] <= at:
-                        track[1] = to
+                    bodies.notable(step, kind, cycles, classes)
+                    if closed:
+                        for body in closed:
+                            self._body_slice(body, body_low, body_high)
+                        del closed[:]
+                        body_low, body_high = high_mark, low_mark
+                        in_body = False
+                    body_cycles, body_rows = bodies.cycles, bodies.rows
+                    if not in_body and body_cycles is not None:
+                        in_body = True
+                        body_low, body_high = high_mark, low_mark
+                    if ipu == 0:  # the first row of its step: what the step is
+                        if kind == INPUT_DELIVERED_KIND and classes.input_delivered:
+                            # an inference begins: the rows before are not its
+                            self._fold(inf_low, inf_high, dev_low, dev_high)
+                            inf_low, inf_high = high_mark, low_mark
+                            dev_low, dev_high = high_mark, low_mark
+                            self._input(step)
+                        elif kind == OUTPUT_BEGINS_KIND and classes.output_begins:
+                            if self._output(step):
+                                next_event = self._next_event(ranges)
+            if not in_window:
+                if past and not in_body:
+                    if parts:
+                        encode(parts)
+                    out.write_steps()
+                    self.rows = rows
+                    self._fold(inf_low, inf_high, dev_low, dev_high)
+                    # nothing more to show, no block open: the rows after go unread
+                    finished = True
+                    self._finish(stage, stage_low, stage_high, rows - stage_from, stage_cycles)
+                    raise StopWalk()
+                return
+            if start.__class__ is not int or end.__class__ is not int or end < start:
+                whole(start, step, "its start")
+                whole(end, step, "its end")
+                raise BadValue(
+                    "step {}: its end ({}) is before its start ({}): a slice cannot "
+                    "last less than nothing".format(step, end, start)
+                )
+            # the row's times in whole ns after the shift (times.ns_of, inline)
+            if clocked:
+                at = ((start - shift) * to_ns + half) // halves
+                to = ((end - shift) * to_ns + half) // halves
+            else:
+                at = start - shift
+                to = end - shift
+            # the first track of the row's IPU that is free at its start: most
+            # often its first (TrackSet.place's first test, inline)
+            if ipu < ipu_count:
+                track = firsts[ipu]
+                if track[1] <= at:
+                    track[1] = to
+                else:
+                    track = ipus[ipu].place(at, to)
+            else:  # an IPU met for the first time
+                track = self._new_ipu(ipu, firsts, at, to)
+                ipu_count = len(ipus)
+            if start < inf_low:
+                inf_low = start
+            if end > inf_high:
+                inf_high = end
+            if device:
+                if start < dev_low:
+                    dev_low = start
+                if end > dev_high:
+                    dev_high = end
+            if in_body:
+                if start < body_low:
+                    body_low = start
+                if end > body_high:
+                    body_high = end
+            if row_stage != stage:
+                if stage is not None:
+                    # _stage_slice, inline: a stage may close every few rows
+                    mid, post = stage_texts.get(stage) or self._stage_texts_of(stage)
+                    if clocked:
+                        low = ((stage_low - shift) * to_ns + half) // halves
+                        high = ((stage_high - shift) * to_ns + half) // halves
                     else:
-                        track = ipus[ipu].place(at, to)
-                else:  # an IPU met for the first time
-                    track = self._new_ipu(ipu, firsts, at, to)
-                    ipu_count = len(ipus)
-                if start < inf_low:
-                    inf_low = start
-                if end > inf_high:
-                    inf_high = end
-                if device:
-                    if start < dev_low:
-                        dev_low = start
-                    if end > dev_high:
-                        dev_high = end
-                if in_body:
-                    if start < body_low:
-                        body_low = start
-                    if end > body_high:
-                        body_high = end
-                if row_stage != stage:
-                    if stage is not None:
-                        # _stage_slice, inline: a stage may close every few rows
-                        mid, post = stage_texts.get(stage) or self._stage_texts_of(stage)
-                        if clocked:
-                            low = ((stage_low - shift) * to_ns + half) // halves
-                            high = ((stage_high - shift) * to_ns + half) // halves
-                        else:
-                            low = stage_low - shift
-                            high = stage_high - shift
-                        on = stage_tracks[0] if stage_tracks else _NO_TRACK
-                        if on[1] <= low:
-                            on[1] = high
-                        else:
-                            on = stage_place(low, high)
-                        span = high - low
-                        t = low / 1000
-                        e = high / 1000
-                        d = span / 1000
-                        first = on[2]
-                        if t + d == e and (not first or (t - first) + d == e - first):
-                            dur = f"{span // 1000}{fractions[span % 1000]}"
-                        else:
-                            dur = repr(fitted(t, e, first))
-                        hold(
-                            f"{stage_lead}{on[0]}{mid}{low // 1000}{fractions[low % 1000]}, "
-                            f'"dur": {dur}{post}{rows - stage_from}, '
-                            f'"cycles": {sum64(stage_cycles)}}}}}'
-                        )
-                        if len(held) >= held_limit:
-                            out.flush()
-                    stage, stage_low, stage_high, stage_from, stage_cycles = (
-                        row_stage,
-                        start,
-                        end,
-                        rows,
-                        0,
+                        low = stage_low - shift
+                        high = stage_high - shift
+                    on = stage_tracks[0] if stage_tracks else _NO_TRACK
+                    if on[1] <= low:
+                        on[1] = high
+                    else:
+                        on = stage_place(low, high)
+                    span = high - low
+                    t = low / 1000
+                    e = high / 1000
+                    d = span / 1000
+                    first = on[2]
+                    if t + d == e and (not first or (t - first) + d == e - first):
+                        dur = f"{span // 1000}{fractions[span % 1000]}"
+                    else:
+                        dur = repr(fitted(t, e, first))
+                    hold(
+                        f"{stage_lead}{on[0]}{mid}{low // 1000}{fractions[low % 1000]}, "
+                        f'"dur": {dur}{post}{rows - stage_from}, '
+                        f'"cycles": {sum64(stage_cycles)}}}}}'
                     )
-                else:
-                    if start < stage_low:
-                        stage_low = start
-                    if end > stage_high:
-                        stage_high = end
-                # times.dur_text, inline: the exact decimal of the span when the
-                # viewers' sums with it land on the written end, else fitted's double
-                span = to - at
-                t = at / 1000
-                e = to / 1000
-                d = span / 1000
-                first = track[2]
-                if cycles.__class__ is int:
-                    stage_cycles += cycles
-                    if tiles.__class__ is not int:
-                        add(self._step_event(track, at, to, head, step, cycles, tiles))
-                    elif t + d == e and (not first or (t - first) + d == e - first):
-                        add(
-                            f"{track[3]}{at // 1000}{fractions[at % 1000]},"
-                            f'"dur":{span // 1000}{fractions[span % 1000]},'
-                            f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
-                        )
-                    else:
-                        add(
-                            f'{track[3]}{at // 1000}{fractions[at % 1000]},"dur":'
-                            f"{fitted(t, e, first)!r},"
-                            f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
-                        )
-                else:
+                    if len(held) >= held_limit:
+                        out.flush()
+                stage, stage_low, stage_high, stage_from, stage_cycles = (
+                    row_stage,
+                    start,
+                    end,
+                    rows,
+                    0,
+                )
+            else:
+                if start < stage_low:
+                    stage_low = start
+                if end > stage_high:
+                    stage_high = end
+            # times.dur_text, inline: the exact decimal of the span when the
+            # viewers' sums with it land on the written end, else fitted's double
+            span = to - at
+            t = at / 1000
+            e = to / 1000
+            d = span / 1000
+            first = track[2]
+            if cycles.__class__ is int:
+                stage_cycles += cycles
+                if tiles.__class__ is not int:
                     add(self._step_event(track, at, to, head, step, cycles, tiles))
-                rows += 1
-                if rows >= encode_at:
-                    encode_at = rows + STEP_PIECE
-                    encode(parts)
-                    parts.clear()
-                    if rows >= write_at:
-                        write_at = rows + STEP_CHUNK
-                        out.write_steps()
-        if parts:
-            encode(parts)
-        out.write_steps()
-        self.rows = rows
-        self._fold(inf_low, inf_high, dev_low, dev_high)
-        self._bodies.finish()
-        for body in closed:
-            self._body_slice(body, body_low, body_high)
-        del closed[:]
-        self._finish(stage, stage_low, stage_high, rows - stage_from, stage_cycles)
+                elif t + d == e and (not first or (t - first) + d == e - first):
+                    add(
+                        f"{track[3]}{at // 1000}{fractions[at % 1000]},"
+                        f'"dur":{span // 1000}{fractions[span % 1000]},'
+                        f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
+                    )
+                else:
+                    add(
+                        f'{track[3]}{at // 1000}{fractions[at % 1000]},"dur":'
+                        f"{fitted(t, e, first)!r},"
+                        f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
+                    )
+            else:
+                add(self._step_event(track, at, to, head, step, cycles, tiles))
+            rows += 1
+            if rows >= encode_at:
+                encode_at = rows + STEP_PIECE
+                encode(parts)
+                parts.clear()
+                if rows >= write_at:
+                    write_at = rows + STEP_CHUNK
+                    out.write_steps()
+
+        def on_end() -> None:
+            if finished:
+                return
+            if parts:
+                encode(parts)
+            out.write_steps()
+            self.rows = rows
+            self._fold(inf_low, inf_high, dev_low, dev_high)
+            self._bodies.finish()
+            for body in closed:
+                self._body_slice(body, body_low, body_high)
+            del closed[:]
+            self._finish(stage, stage_low, stage_high, rows - stage_from, stage_cycles)
+
+        return on_row, on_end
 
     def _step_event(
         self,
