@@ -7,6 +7,7 @@ from typing import IO, Any, Callable, List, Optional, Sequence, Tuple
 
 from .. import __version__
 from ..clock import check_clock_option, clock_from_report
+from ..core.blocks import BlockBodies, Body
 from ..core.profile import Profile
 from ..core.pvafacts import PvaFacts, PvaModule, import_pva
 from ..core.rules import StageRules
@@ -15,6 +16,7 @@ from ..core.walk import Consumer, compile_only_warning, walk
 from ..errors import ProfileError, UsageError, shown_path
 from ..output import atomic_file
 from .events import EventFile, ProfileEvents
+from .slices import Closed
 from .tracks import MAX_PROFILES
 from .window import Window, choose, earliest_start, open_ended_warning
 
@@ -147,27 +149,34 @@ def _profile_events(
     mark = out.mark() if _regular(out.handle) else None
     per_us = clock_mhz if clock_mhz is not None else NO_CLOCK_CYCLES_PER_US
 
+    closed: List[Body] = []
+    bodies = BlockBodies(
+        rules, shown_path(profile.path), writer=Closed(closed.append), statistics=False
+    )
+
     def fresh() -> ProfileEvents:
+        del closed[:]
         return ProfileEvents(
             out,
             pid,
             window,
             shift or 0,
             per_us,
-            rules,
             StepNames(sql_names[0], sql_names[1], rules),
             facts,
-            shown_path(profile.path),
+            bodies,
+            closed,
         )
 
     rows = EventRows(fresh, out, mark)
-    walk(profile, rules, [rows], sql_names)
+    walk(profile, rules, [bodies, rows], sql_names)
     return rows.events
 
 
 class EventRows(Consumer):
     """A profile's events (ProfileEvents) as a consumer of the walk: every row, with its
-    times; a fresh ProfileEvents at each attempt, the file rewound to `mark` first."""
+    times; a fresh ProfileEvents at each attempt, the file rewound to `mark` first. The
+    walk lists it after the blocks' consumer, whose work on a row it reads."""
 
     every_row = True
     times = True

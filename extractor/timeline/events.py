@@ -11,7 +11,6 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..core.blocks import BlockBodies, Body
 from ..core.pvafacts import StepFacts
-from ..core.rules import StageRules
 from ..core.steps import (
     DEVICE_KINDS,
     INPUT_DELIVERED_KIND,
@@ -21,8 +20,8 @@ from ..core.steps import (
     StepNames,
     sum64,
 )
-from ..core.walk import StopWalk, bad_cycles
-from .slices import Closed, ProfileSlices
+from ..core.walk import StopWalk
+from .slices import ProfileSlices
 from .times import FRACTIONS, dur_text, fitted, ns_text
 from .tracks import (
     HELD,
@@ -48,7 +47,7 @@ _NO_TRACK: List[Any] = [0, float("inf"), 0.0, ""]
 _NO_STEP = object()  # a step id no row has
 
 #: What the rows of one (program, compute set, kind) share (ProfileEvents._describe).
-Described = Tuple[str, str, bool, int, Any, bool]
+Described = Tuple[str, str, bool, Any, bool]
 
 
 class _Shown:
@@ -69,7 +68,9 @@ class _Shown:
 
 
 class ProfileEvents(ProfileSlices):
-    """The events of profile `pid`, from one pass over its step rows (`run`)."""
+    """The events of profile `pid`, from one walk over its step rows (`hooks`): a
+    consumer of the walk (timeline/command.py's EventRows) just after `bodies`, the
+    blocks' (which hands each body it closes to `closed`)."""
 
     def __init__(
         self,
@@ -78,19 +79,17 @@ class ProfileEvents(ProfileSlices):
         window: Window,
         shift: int,
         cycles_per_us: float,
-        rules: StageRules,
         names: StepNames,
         facts: Optional[StepFacts],
-        label: str,
+        bodies: BlockBodies,
+        closed: List[Body],
     ) -> None:
         super().__init__(out, pid, shift, cycles_per_us)
         self.window = window
         self.names = names
         self.facts = facts
-        self._closed_bodies: List[Body] = []  # closed by the row just read
-        self._bodies = BlockBodies(
-            rules, label, writer=Closed(self._closed_bodies.append), statistics=False
-        )
+        self._bodies = bodies  # the consumer of the walk just before this one
+        self._closed_bodies = closed  # the bodies it closed at the row just read
         self._active: List[_Shown] = []
         self._inputs = 0  # distinct input-delivered steps so far: inferences begun
         self._range_at = 0
@@ -102,7 +101,7 @@ class ProfileEvents(ProfileSlices):
     # ---- the pass ------------------------------------------------------------------
 
     def hooks(self) -> Tuple[Callable[[tuple, Any], None], Callable[[], None]]:
-        """One pass over the rows (walk.read_rows' batches, in step order).
+        """The walk's hooks: (the function of each row, in step order; the end).
 
         The loop is written flat, on local variables: it runs once per step row, a
         million times on a long trace. The spans of the inferences and of the open
@@ -110,9 +109,9 @@ class ProfileEvents(ProfileSlices):
         into the open slices only where something begins or ends: a step at or after
         `next_event` (an inference ends, a window range begins or ends), the first row
         of an input-delivered step (an inference begins), or a row that opens or closes
-        a block. A kernel row that neither opens nor closes a block (most notable rows)
-        adds its cycles to the open block here, as the walk does (core/walk.py); the
-        other notable rows go to BlockBodies.notable.
+        a block. The blocks are cut by `bodies` (blocks.BlockBodies), the consumer of the
+        walk just before this one: a row that may open or close one (an anchor, a
+        marker candidate) looks at what it did (`closed`, `bodies.cycles`).
 
         Events are f-strings: one BUILD_STRING, no format to parse. Step events go to
         `parts`, handed to the file every STEP_PIECE rows and written every STEP_CHUNK;
@@ -160,13 +159,10 @@ class ProfileEvents(ProfileSlices):
         inf_low, inf_high = high_mark, low_mark  # the window's rows since the last boundary
         dev_low, dev_high = high_mark, low_mark  # its device rows
         body_low, body_high = high_mark, low_mark  # the open block's rows in the window
-        body_cycles: Optional[List[int]] = bodies.cycles  # the open block's, per stage
-        body_rows = bodies.rows
         in_body = False
         device = False
         head = ""
-        notable = False
-        plain = -1
+        boundary = False
         classes: Any = None
         stage: Optional[str] = None
         row_stage = ""
@@ -174,10 +170,10 @@ class ProfileEvents(ProfileSlices):
         finished = False  # the rows past the window went unread: ended already
 
         def on_row(raw: tuple, named: Any) -> None:
-            nonlocal finished, body_cycles, body_high, body_low, body_rows, classes, current
-            nonlocal dev_high, dev_low, device, encode_at, head, in_body, in_window, inf_high
-            nonlocal inf_low, ipu, ipu_count, next_event, notable, past, plain, row_stage, rows
-            nonlocal stage, stage_cycles, stage_from, stage_high, stage_low, write_at
+            nonlocal finished, body_high, body_low, boundary, classes, current, dev_high
+            nonlocal dev_low, device, encode_at, head, in_body, in_window, inf_high, inf_low
+            nonlocal ipu, ipu_count, next_event, past, row_stage, rows, stage, stage_cycles
+            nonlocal stage_from, stage_high, stage_low, write_at
             step, kind, cycles, program, compute_set, tiles, start, end = raw
             if step != current:
                 current, ipu = step, 0
@@ -194,46 +190,34 @@ class ProfileEvents(ProfileSlices):
                         )
                         stage = None
                 try:
-                    head, row_stage, notable, plain, classes, device = cache[
-                        program, compute_set, kind
-                    ]
+                    head, row_stage, boundary, classes, device = cache[program, compute_set, kind]
                 except KeyError:
                     known = cache[program, compute_set, kind] = self._describe(
                         program, compute_set, kind
                     )
-                    head, row_stage, notable, plain, classes, device = known
+                    head, row_stage, boundary, classes, device = known
             else:
                 ipu += 1
-            if notable:
-                if plain >= 0:  # the walk's plain kernel, inline
-                    if body_cycles is not None:
-                        if cycles.__class__ is int:
-                            body_cycles[plain] += cycles
-                        elif cycles is not None:
-                            bad_cycles(step, cycles)
-                        body_rows[plain] += 1
-                else:
-                    bodies.notable(step, kind, cycles, classes)
-                    if closed:
-                        for body in closed:
-                            self._body_slice(body, body_low, body_high)
-                        del closed[:]
-                        body_low, body_high = high_mark, low_mark
-                        in_body = False
-                    body_cycles, body_rows = bodies.cycles, bodies.rows
-                    if not in_body and body_cycles is not None:
-                        in_body = True
-                        body_low, body_high = high_mark, low_mark
-                    if ipu == 0:  # the first row of its step: what the step is
-                        if kind == INPUT_DELIVERED_KIND and classes.input_delivered:
-                            # an inference begins: the rows before are not its
-                            self._fold(inf_low, inf_high, dev_low, dev_high)
-                            inf_low, inf_high = high_mark, low_mark
-                            dev_low, dev_high = high_mark, low_mark
-                            self._input(step)
-                        elif kind == OUTPUT_BEGINS_KIND and classes.output_begins:
-                            if self._output(step):
-                                next_event = self._next_event(ranges)
+            if boundary:  # `bodies` has seen the row: what did it open or close?
+                if closed:
+                    for body in closed:
+                        self._body_slice(body, body_low, body_high)
+                    del closed[:]
+                    body_low, body_high = high_mark, low_mark
+                    in_body = False
+                if not in_body and bodies.cycles is not None:
+                    in_body = True
+                    body_low, body_high = high_mark, low_mark
+                if ipu == 0:  # the first row of its step: what the step is
+                    if kind == INPUT_DELIVERED_KIND and classes.input_delivered:
+                        # an inference begins: the rows before are not its
+                        self._fold(inf_low, inf_high, dev_low, dev_high)
+                        inf_low, inf_high = high_mark, low_mark
+                        dev_low, dev_high = high_mark, low_mark
+                        self._input(step)
+                    elif kind == OUTPUT_BEGINS_KIND and classes.output_begins:
+                        if self._output(step):
+                            next_event = self._next_event(ranges)
             if not in_window:
                 if past and not in_body:
                     if parts:
@@ -370,8 +354,7 @@ class ProfileEvents(ProfileSlices):
             out.write_steps()
             self.rows = rows
             self._fold(inf_low, inf_high, dev_low, dev_high)
-            self._bodies.finish()
-            for body in closed:
+            for body in closed:  # the last, closed by `bodies`' end (the walk's, before this)
                 self._body_slice(body, body_low, body_high)
             del closed[:]
             self._finish(stage, stage_low, stage_high, rows - stage_from, stage_cycles)
@@ -488,9 +471,8 @@ class ProfileEvents(ProfileSlices):
 
     def _describe(self, program: SqlValue, compute_set: SqlValue, kind: SqlValue) -> Described:
         """What every row of a (program, compute set, kind) shares: its event's text
-        from "name" to "step": , its stage, whether blocks must see it (notable) and its
-        stage's index in the open block when the row is a plain kernel (the walk adds
-        such a row's cycles there itself; else -1), its NameClass, whether it is a
+        from "name" to "step": , its stage, whether it may open or close a block or an
+        inference (an anchor or a marker candidate), its NameClass, whether it is a
         device row."""
         named = self.names[program, compute_set]
         classes = named.classes
@@ -505,6 +487,5 @@ class ProfileEvents(ProfileSlices):
         head = '"name":{},"cat":{},"args":{{"kind":{},"stage":{}{},"step":'.format(
             text(named.name or UNNAMED_STEP), kind_text, kind_text, text(stage), extra
         )
-        notable = classes.kernel or classes.input_delivered or classes.output_begins
-        plain = self._bodies.plain_index(classes) if notable else -1
-        return head, stage, notable, plain, classes, kind in DEVICE_KINDS
+        boundary = classes.anchor or classes.input_delivered or classes.output_begins
+        return head, stage, boundary, classes, kind in DEVICE_KINDS
