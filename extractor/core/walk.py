@@ -2,9 +2,10 @@
 
 A profile's step rows (millions of them) are read once per command, in the spec's order,
 by `walk`, whose loop is the only one over them: the summary's first body and device
-spans, every block's body, the step tables and extract diff's body finder are
-*consumers* of it, listed as data by the command that wants them (summary.py, blocks.py,
-diff/bodies.py). Adding one is writing one more `Consumer`: no other changes.
+spans, every block's body, the step tables, extract diff's body finder and a body's
+units, and extract trace's events are *consumers* of it, listed as data by the command
+that wants them (summary.py, blocks.py, diff/bodies.py, timeline/command.py). Adding one
+is writing one more `Consumer`: no other changes.
 
 Reading (`read_rows`). The rows are first read as steps_by_ipu stores them, with no sort:
 that is the spec's order when the table is stored in step order (as Poplar writes it),
@@ -22,12 +23,14 @@ What the walk does for its consumers, once per row:
   hands the device rows' [min start, max end] since the last marker to `devices`;
 - for the one consumer that sums the open block (`adds_plain_kernels`, blocks.py's
   BlockBodies), adds each plain kernel row (a kernel that is no anchor nor marker
-  candidate: most kernel rows) to the open block's sums itself, with no call;
-- calls the other hooks on the rows they ask for (see `Consumer`).
+  candidate: most kernel rows) to the open block's sums itself, with no call: the one
+  place that does;
+- calls the other hooks on the rows they ask for (see `Consumer`); a hook that needs no
+  more rows raises StopWalk (extract trace, past its window).
 
-`extract trace` (timeline/events.py) reads the same rows through `read_rows`, with the
-same retry, but keeps a loop of its own: each of its rows is an event written inline,
-and a call per row would cost it more than the walk saves.
+The loop is written flat, on locals, with one lookup per row: a trace has millions of
+rows, and each command must stay within 5% of its own hand-written loop of before
+(bench/commands.py measures them side by side).
 """
 
 from operator import itemgetter
