@@ -290,6 +290,7 @@ class _Walk:
         wants_devices = self.wants_devices
         device_kinds = DEVICE_KINDS
         low = high = None  # of the device rows since the last marker row
+        named: Any = None  # the row's NamedStep, on the general path
         any_rows = False
         try:
             for batch in batches:
@@ -307,16 +308,10 @@ class _Walk:
                             if end is not None and (high is None or end > high):
                                 high = end
                         continue
-                    if what.__class__ is int:  # a plain kernel: to the open block
-                        if body_cycles is not None:
-                            cycles = raw[2]
-                            if cycles.__class__ is int:
-                                body_cycles[what] += cycles
-                            elif cycles is not None:
-                                bad_cycles(raw[0], cycles)
-                            body_rows[what] += 1
-                        continue
-                    named, index, boundary = what  # the general path
+                    if what.__class__ is int:  # a plain kernel that no hook sees
+                        index, named = what, None
+                    else:  # the general path
+                        named, index, boundary = what
                     if index >= 0:  # a plain kernel: to the open block
                         if body_cycles is not None:
                             cycles = raw[2]
@@ -325,6 +320,8 @@ class _Walk:
                             elif cycles is not None:
                                 bad_cycles(raw[0], cycles)
                             body_rows[index] += 1
+                        if named is None:
+                            continue
                     elif boundary:
                         step, kind, cycles = raw[0], raw[1], raw[2]
                         classes = named.classes
