@@ -7,6 +7,7 @@ from ..core.blocks import stage_labels
 from ..core.pvafacts import PvaModule, import_pva
 from ..core.rules import StageRules
 from ..errors import ProfileError, UsageError, shown_path
+from ..timelimit import reading
 from ..wholetext import MAX_DIGITS, read_whole, shown_text
 from .accounting import explain
 from .bodies import BodyKey, read_side
@@ -58,7 +59,8 @@ def diff_profiles(
         if path.is_dir():
             raise ProfileError(path, "is a directory, not a profile")
         shown = label if label is not None else shown_path(path)
-        sides.append(read_side(path, shown, rules, wanted, option, pva))
+        with reading(path):  # a time limit passing now names this profile
+            sides.append(read_side(path, shown, rules, wanted, option, pva))
     return explain(sides[0], sides[1], stage_labels(rules))
 
 
@@ -83,7 +85,7 @@ def run_diff(
     before anything is written, when `use_pva` and pva cannot be imported. The diff says
     nothing but errors: `quiet` changes nothing."""
     from ..output import write_output
-    from ..single import STDOUT, file_outputs, watch
+    from ..single import STDOUT, bounded, file_outputs, in_compiled_code
     from ..targets import check_outputs
 
     if top < 0:
@@ -95,10 +97,11 @@ def run_diff(
     target = output or STDOUT
     outputs = [("--output", target)]
     check_outputs(outputs, [base, candidate], rules=rules)
-    watch(base, file_outputs(outputs), say, timeout)
-    pva = import_pva() if use_pva else None  # PvaMissingError without it (docs/pva.md)
-    diff = diff_profiles(
-        base, candidate, rules, block=wanted, candidate_block=candidate_wanted, pva=pva
-    )
-    write_output(target, FORMATS[output_format](diff, top))
+    # Past --timeout, the error names the profile being read (diff_profiles), else both.
+    with bounded([base, candidate], file_outputs(outputs), say, timeout, in_compiled_code(use_pva)):
+        pva = import_pva() if use_pva else None  # PvaMissingError without it (docs/pva.md)
+        diff = diff_profiles(
+            base, candidate, rules, block=wanted, candidate_block=candidate_wanted, pva=pva
+        )
+        write_output(target, FORMATS[output_format](diff, top))
     return diff

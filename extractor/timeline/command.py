@@ -14,6 +14,7 @@ from ..core.steps import BadValue, StepNames
 from ..core.trace import compile_only_warning, read_trace
 from ..errors import ProfileError, UsageError, shown_path
 from ..output import atomic_file
+from ..timelimit import reading
 from .events import EventFile, ProfileEvents
 from .tracks import MAX_PROFILES
 from .window import Window, choose, earliest_start, open_ended_warning
@@ -61,7 +62,7 @@ def run_trace(
     each shifted to start at 0). UsageError for a missing -o, a run that does not exist,
     an output that is one of its inputs; ProfileError for a profile extract cannot
     read."""
-    from ..single import check_profile, watch
+    from ..single import bounded, check_profile, in_compiled_code
     from ..targets import check_outputs
 
     if not output or output == "-":
@@ -72,16 +73,32 @@ def run_trace(
     for profile in profiles:
         check_profile(profile)
     check_outputs([("-o", output)], profiles, rules=rules)
-    watch(profiles[0], [output], say, timeout)
-    if use_pva and pva is None:
-        pva = import_pva()
+    # Past --timeout, the error names the profile being read, else all of them.
+    with bounded(profiles, [output], say, timeout, in_compiled_code(use_pva, pva)):
+        if use_pva and pva is None:
+            pva = import_pva()
+        _write_trace(output, profiles, rules, say, runs, every_row, clock_mhz, pva, quiet)
+
+
+def _write_trace(
+    output: str,
+    profiles: Sequence[Path],
+    rules: StageRules,
+    say: Say,
+    runs: Sequence[int],
+    every_row: bool,
+    clock_mhz: Optional[float],
+    pva: Optional[PvaModule],
+    quiet: bool,
+) -> None:
     clocks: List[Optional[float]] = []
     with atomic_file(output) as handle:
         out = EventFile(handle)
         for pid, path in enumerate(profiles, 1):
-            clocks.append(
-                _one_profile(out, pid, path, rules, say, runs, every_row, clock_mhz, pva, quiet)
-            )
+            with reading(path):  # a time limit passing now names this profile
+                clocks.append(
+                    _one_profile(out, pid, path, rules, say, runs, every_row, clock_mhz, pva, quiet)
+                )
         shown_clock = clock_mhz
         if shown_clock is None and clocks and all(c == clocks[0] for c in clocks):
             shown_clock = clocks[0]
