@@ -13,13 +13,14 @@ import hashlib
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from support.cases import copy_case
 from support.checks import partial_files
-from support.cli import commands_taking, run_extract
+from support.cli import commands_taking, extract_command, run_extract
 from support.held import children, start_held
 from support.paths import EDGE
 from support.timelimits import (
@@ -194,3 +195,38 @@ def test_a_killed_child_leaves_no_temporary_file_nor_folder(tmp_path, command):
     )
     assert partial_files(tmp_path) == []
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_during_a_query_ends_like_ctrl_c(tmp_path, signum):
+    # The stop signal's handler runs inside SQLite's progress handler, where the sqlite3
+    # module drops what it raises and aborts the query: the stop is raised again, not
+    # taken for the profile's "SQLite: interrupted".
+    profile = copy_case(EDGE / "multi-ipu", tmp_path / "case")
+    started = tmp_path / "started"
+    env = dict(os.environ, **hooked(tmp_path / "hooks", SLOW_SQL))
+    env["EXTRACT_TEST_SQL_STARTED"] = str(started)
+    out = tmp_path / "out" / "summary.json"
+    run = subprocess.Popen(
+        extract_command() + [str(profile), "-o", str(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        end = time.monotonic() + ENDS_WITHIN
+        while not started.exists():
+            assert run.poll() is None and time.monotonic() < end, run.communicate()
+            time.sleep(0.02)
+        time.sleep(0.2)  # well inside the query: it counts for hours
+        run.send_signal(signum)
+        _stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 128 + signum, stderr
+    words = "interrupted" if signum == signal.SIGINT else "terminated by SIGTERM"
+    assert stderr.decode() == "extract: error: {}\n".format(words)
+    assert not (tmp_path / "out").exists()
+    assert forks(tmp_path / "hooks") == []

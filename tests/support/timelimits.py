@@ -6,7 +6,8 @@ CLI in a subprocess:
   itself;
 - an SQL query: SLOW_SQL, sitecustomize code that makes every SELECT of extract's
   connections count to 10**11 first, in SQLite's own C code, before its rows (hours),
-  so that time runs out inside SQLite;
+  so that time runs out inside SQLite (the file $EXTRACT_TEST_SQL_STARTED, when set, is
+  made as the first one starts);
 - the writing of the output: support.held holds the run at its output's rename;
 
 and FORKS, sitecustomize code that logs every fork of the run (the audit event
@@ -39,7 +40,7 @@ def evil_profile(folder: Path, name: str = EVIL_NAME) -> Path:
 
 
 SLOW_SQL = r"""
-import sqlite3
+import os, sqlite3
 _connect = sqlite3.connect
 _COUNT = (
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
@@ -49,6 +50,9 @@ class _SlowConnection(sqlite3.Connection):
     def execute(self, sql, *args):
         if sql.lstrip().upper().startswith("SELECT"):
             sql = _COUNT.format(sql)
+            started = os.environ.get("EXTRACT_TEST_SQL_STARTED")
+            if started:
+                open(started, "a").close()
         return super().execute(sql, *args)
 def _slow_connect(*args, **kwargs):
     kwargs.setdefault("factory", _SlowConnection)
