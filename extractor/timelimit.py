@@ -30,7 +30,7 @@ import os
 import signal
 import time
 from types import FrameType
-from typing import Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from .errors import ProfileError, StrPath, UsageError, shown_path
 from .partials import Leftovers
@@ -169,11 +169,12 @@ def raise_interrupted() -> None:
         raise limit.error()
 
 
-def _stop_signals_ignored() -> None:
+# Any: what signal.signal gives back, a function, SIG_IGN, SIG_DFL or None (not Python's).
+def _stop_signals_ignored() -> Dict[int, Any]:
+    """Ignore SIGTERM, SIGHUP and SIGINT; their handlers before, to put back."""
     from .stopping import STOP_SIGNALS
 
-    for signum in STOP_SIGNALS:
-        signal.signal(signum, signal.SIG_IGN)
+    return {signum: signal.signal(signum, signal.SIG_IGN) for signum in STOP_SIGNALS}
 
 
 @contextlib.contextmanager
@@ -193,7 +194,10 @@ def time_limit(
     import threading  # here: a run without a limit does not need it
 
     if threading.current_thread() is not threading.main_thread():
-        raise UsageError("a time limit is kept with SIGALRM, in the main thread only: timeout=0")
+        raise UsageError(
+            "a time limit is kept with SIGALRM, which only the main thread receives: "
+            "run this there, or pass timeout=0"
+        )
     if _running:
         raise UsageError("a time limit is already running in this process")
     limit = _Limit(seconds, profiles)
@@ -208,8 +212,10 @@ def time_limit(
             signal.setitimer(signal.ITIMER_REAL, min(left, LONGEST_TIMER))
             return
         limit.expired = True
-        _stop_signals_ignored()  # the clean-up that follows is not cut short
+        stops.update(_stop_signals_ignored())  # the clean-up that follows is not cut short
         raise limit.error()
+
+    stops: Dict[int, Any] = {}  # the stop signals' handlers, while they are ignored
 
     previous = signal.signal(signal.SIGALRM, alarm)
     _running.append(limit)
@@ -227,6 +233,8 @@ def time_limit(
     finally:
         del _running[:]
         signal.signal(signal.SIGALRM, previous)
+        for signum, handler in stops.items():  # the clean-up is done: as they were
+            signal.signal(signum, handler)
         if outer[0] > 0:  # what is left of it (at once if its time has passed meanwhile)
             spent = time.monotonic() - (limit.end - seconds)
             signal.setitimer(signal.ITIMER_REAL, max(outer[0] - spent, 1e-6), outer[1])
