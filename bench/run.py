@@ -2,16 +2,20 @@
 
     python bench/run.py            # full size
     python bench/run.py --smoke    # reduced size, a couple of minutes: that they work (CI)
-    python bench/run.py --baseline REV   # bench/size.py also times extract as at REV
-    python bench/run.py --only blocks    # one of them (size, batch, report, blocks, trace, diff)
+    python bench/run.py --baseline REV   # bench/size.py, commands.py, startup.py against REV
+    python bench/run.py --only blocks    # one of them (size, batch, report, blocks, trace,
+                                         # diff, commands, startup)
 
 Runs bench/size.py (extract on big profiles against the SQL floor) and, when they are
 there, bench/batch.py (a batch with --jobs 2 against --jobs 1), bench/report.py
 (extract report over 400 recordings, and Chromium rendering it) and bench/blocks.py
 (`extract blocks` against `extract --no-pva` on long-trace, a batch with --blocks against
 one without), bench/trace.py (`extract trace --all` against `extract --no-pva` on
-long-trace) and bench/diff.py (`extract diff` of two long traces against `extract
-blocks` on each). Exit 0 when every benchmark ran.
+long-trace), bench/diff.py (`extract diff` of two long traces against `extract
+blocks` on each), bench/commands.py (every command that reads the step rows, this
+tree against the baseline REV, default HEAD) and bench/startup.py (`extract --help` and
+`extract` on the 53 kB fixture against `python -c "import typer"`). Exit 0 when every
+benchmark ran.
 """
 
 import argparse
@@ -23,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-BENCHMARKS = ("size", "batch", "report", "blocks", "trace", "diff")
+BENCHMARKS = ("size", "batch", "report", "blocks", "trace", "diff", "commands", "startup")
 
 
 def load(name: str):
@@ -44,7 +48,9 @@ def main(argv=None) -> int:
         "--smoke", action="store_true", help="reduced size, no targets: that the benchmarks work"
     )
     parser.add_argument(
-        "--baseline", metavar="REV", help="bench/size.py also times extract as committed at REV"
+        "--baseline",
+        metavar="REV",
+        help="bench/size.py, commands.py and startup.py time extract as committed at REV too",
     )
     parser.add_argument(
         "--only",
@@ -62,7 +68,7 @@ def main(argv=None) -> int:
             continue
         start = time.perf_counter()
         print("== bench/{}.py{}".format(name, " --smoke" if smoke else ""), flush=True)
-        if name == "size" and arguments.baseline:
+        if name in ("size", "commands", "startup") and arguments.baseline:
             status = status or module.main(smoke, baseline=arguments.baseline)
         else:
             status = status or module.main(smoke)

@@ -7,12 +7,17 @@ open("summary.json", "wb").write(summary_bytes(extraction.summary))
 
 __version__ = "0.1.0"
 
-from .errors import ExtractorError, OutputError, ProfileError, PvaMissingError, RulesError
-
-# The rest of the library is imported on first use (PEP 562), so that `extract`, which
-# imports this package first, pays at start-up only for the modules its command needs.
+# The library is imported on first use (PEP 562), so that `extract`, which imports this
+# package first, pays at start-up only for the modules its command needs (`extract
+# --help`, for none of them).
 _LAZY = {
+    "ExtractorError": "errors",
+    "OutputError": "errors",
+    "ProfileError": "errors",
+    "PvaMissingError": "errors",
+    "RulesError": "errors",
     "write_atomic": "output",
+    "ProfileAnalysis": "analysis",
     "summary_bytes": "core.summary_json",
     "StageRules": "core.rules",
     "default_rules_path": "core.rules",
@@ -29,6 +34,7 @@ __all__ = [
     "ExtractorError",
     "OutputError",
     "ProfileError",
+    "ProfileAnalysis",
     "PvaMissingError",
     "RulesError",
     "STEP_FIELDS",

@@ -11,6 +11,8 @@ here for its format, and keeps no copy of a rule of its own:
   or as a code span;
 - `xml_text`, `xml_attribute`: XML 1.0 character data and attribute values (the SVG
   chart, the JUnit report);
+- `html_text`: text and attribute values in the report's HTML written outside its
+  templates (its inline chart), as Jinja2's autoescaping writes the rest of the page;
 - `terminal_text`: text printed on a terminal; `terminal_output`: a whole output (a
   command's CSV, markdown, JSON...) written to standard output when that is a terminal,
   line by line. An output written to a file keeps its exact bytes.
@@ -222,3 +224,17 @@ def xml_attribute(text: str) -> str:
             lambda found: _XML_ATTRIBUTE[found.group()], _NOT_XML.sub(_visible, text)
         )
     )
+
+
+# ---- HTML ------------------------------------------------------------------------------
+
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;"}
+_HTML_SPECIAL = re.compile("[&<>\"']")
+
+
+def html_text(text: str) -> str:
+    """`text` as HTML text or a double-quoted attribute value: `&`, `<`, `>`, `"`, `'` as
+    `&amp;`, `&lt;`, `&gt;`, `&#34;`, `&#39;`, byte for byte as Jinja2's autoescaping
+    writes every other value of the report page; nothing else is touched (a lone
+    surrogate is shown when the page is encoded, `backslashreplace`)."""
+    return _HTML_SPECIAL.sub(lambda found: _HTML[found.group()], text)

@@ -9,7 +9,7 @@ one the link points to, so the temporary file is beside that one, not beside the
 again when nothing is written (`missing_folders`, `remove_made_folders`).
 
 `Leftovers` is what a command's writing can leave behind when it is ended: the one
-answer that a single run's failure, its time limit (timelimit.py) and a killed
+answer that a single run's failure, its time limit (deadline.py) and a killed
 watched child (single.py) all sweep.
 """
 

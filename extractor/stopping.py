@@ -3,11 +3,11 @@
 
 SIGTERM, SIGHUP and SIGINT raise Stopped (`raise_on_stop_signals`), which unwinds as
 Ctrl-C does; the handler notes what it raised (`raised_stop`), for the one place that
-can swallow it: SQLite's progress handler (timelimit.raise_interrupted).
+can swallow it: SQLite's progress handler (deadline.raise_interrupted).
 
-A time limit is kept in the process itself (timelimit.py), except where the work calls
+A time limit is kept in the process itself (deadline.py), except where the work calls
 compiled code that no signal reaches until it returns: a pva whose calls are C++ (the
-Poplar SDK's), which may not return. For that run only (single.py), extract forks: the
+Poplar SDK's), which may not return. For that run only (run/single.py), extract forks: the
 child extracts as extract always did and reports the profile it reads through the pipe
 it shares with the parent; the parent only watches it. Past the limit the parent kills
 the child (SIGKILL: a polite signal would make it print a second line, if it could

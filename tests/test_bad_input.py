@@ -14,7 +14,7 @@ import pytest
 
 from support import badinput as bad
 from support.cases import copy_case, golden_case_folder, sha256
-from support.checks import index_by
+from support.checks import index_by, json_bytes
 from support.cli import invoke_extract
 from support.paths import EDGE
 from support.spec_oracle import Refused, oracle_summary
@@ -25,10 +25,6 @@ PREVIOUS = b"previous summary\n"
 
 def folder_state(folder: Path) -> dict:
     return {p.name: sha256(p) if p.is_file() else "<dir>" for p in sorted(folder.iterdir())}
-
-
-def summary_text(summary) -> bytes:
-    return (json.dumps(summary, indent=2) + "\n").encode("ascii")
 
 
 def slug(name: str) -> str:
@@ -43,10 +39,10 @@ def expected_outcome(case, profile: Path, label: str):
     if isinstance(expect, bad.Summary):
         summary = bad.base_summary(label)
         expect.change(summary)
-        return "summary", summary_text(summary)
+        return "summary", json_bytes(summary)
     if isinstance(expect, bad.Oracle):
         try:
-            return "summary", summary_text(oracle_summary(profile, label))
+            return "summary", json_bytes(oracle_summary(profile, label))
         except Refused:
             return "error", ""
     return "either", None
@@ -89,7 +85,7 @@ def test_case_alone(tmp_path, case):
         expected = ""
         if result.code == 0:
             summary = json.loads(written)
-            expected = summary_text(summary)  # the bytes rule, at least
+            expected = json_bytes(summary)  # the bytes rule, at least
     if kind == "error":
         assert result.code == 1, result
         check_error_line(result.stderr, str(profile), expected)
@@ -111,7 +107,7 @@ def test_oracle_agrees_with_the_hand_worked_cases(tmp_path):
         case.damage(folder)
         kind, expected = expected_outcome(case, profile, "p")
         if kind == "summary":
-            assert summary_text(oracle_summary(profile, "p")) == expected, case.name
+            assert json_bytes(oracle_summary(profile, "p")) == expected, case.name
         elif case.name not in ("text file", "png", "gzip", "empty file"):
             with pytest.raises(Refused):
                 oracle_summary(profile, "p")
@@ -180,9 +176,7 @@ def test_corpus_inside_a_batch(tmp_path):
         summary_file = out / folder / "summary.json"
         if kind == "either":
             kind = "summary" if entry["status"] == "ok" else "error"
-            pattern = (
-                summary_text(json.loads(summary_file.read_bytes())) if kind == "summary" else ""
-            )
+            pattern = json_bytes(json.loads(summary_file.read_bytes())) if kind == "summary" else ""
         if kind == "error":
             assert entry["status"] == "failed", (folder, entry)
             assert entry["reason"].startswith(label + ": "), entry["reason"][:300]

@@ -138,7 +138,7 @@ _BREAK_THEN_RUN = r"""
 import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, sys.argv[1])
-import extractor.batch.run
+import extractor.run.batch.run
 from extractor.cli import main
 from pathlib import Path
 Path(sys.argv[1], "extractor", "core", "pipeline.py").write_text(
@@ -254,7 +254,7 @@ def test_symlink_loop_is_passed_over(tmp_path):
 
 def test_unreadable_folder_is_reported_and_passed_over(tmp_path, monkeypatch):
     # As root, folder permissions are not enforced, so the OS error is simulated.
-    from extractor.batch.discover import discover
+    from extractor.run.batch.discover import discover
 
     copy_case(EDGE / "one-anchor", tmp_path / "runs" / "a")
     (tmp_path / "runs" / "secret").mkdir()
@@ -317,7 +317,7 @@ def test_slurm_shard_reads_the_array_variables(tmp_path):
 
 
 def test_run_help_names_every_slurm_variable_the_shard_reads():
-    """`--shard slurm` reads four variables (extractor/batch/shards.py): help names each,
+    """`--shard slurm` reads four variables (extractor/run/batch/shards.py): help names each,
     and the two that may be unset, with their defaults."""
     source = (REPO / "extractor" / "batch" / "shards.py").read_text(encoding="utf-8")
     read = set(re.findall(r'"(SLURM_ARRAY_TASK_[A-Z]+)"', source))

@@ -423,7 +423,7 @@ def test_the_page_draws_heat_maps_up_to_a_bound_then_lists_them(tmp_path):
 def test_negative_cycles_are_drawn_leftwards_from_zero(tmp_path):
     # A profile's numbers are used as they are, so a summary may hold negative cycles:
     # every bar starts at the zero tick, positive stages rightwards, negative ones left.
-    from extractor.report.page import LABEL_WIDTH, PLOT_WIDTH
+    from extractor.barchart import LABEL_WIDTH, PLOT_WIDTH
 
     out = tmp_path / "out"
     write_summary(out / "a", A)

@@ -1,4 +1,4 @@
-"""Every output format of `extract compare` (compare.formats.FORMATS), through the real CLI,
+"""Every output format of `extract compare` (render.COMPARE_FORMATS), through the real CLI,
 against one contract: exit 0, nothing on stderr, UTF-8 text ending with a newline,
 every recording and every kernel stage in it; CSV and JSON parse, markdown is a table.
 Each format's own details are in test_compare.py."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from extractor.compare.formats import FORMATS
+from extractor.render import COMPARE_FORMATS as FORMATS
 from support.cli import invoke_extract
 from support.paths import FIXTURES
 

@@ -18,9 +18,9 @@ import sqlite3
 import pytest
 
 from support.cases import copy_case, generator
-from support.checks import one_error
+from support.checks import json_bytes, one_error
 from support.cli import invoke_extract
-from support.diff_oracle import check_accounting, diff_json
+from support.diff_oracle import check_accounting
 from support.diffcli import diff_args, expect_diff, oracle_for
 from support.longbody import CONV, one_inference
 from support.paths import EDGE, GOLDEN, REPO
@@ -245,7 +245,7 @@ def test_o_writes_the_file_and_nothing_on_stdout(tmp_path):
     assert result.code == 0 and result.stdout == b"" and result.stderr == "", result
     want = oracle_for(MULTI_IPU, "fixtures/edge/one-anchor/profile.pop")
     check_accounting(want)
-    assert out.read_bytes() == diff_json(want)
+    assert out.read_bytes() == json_bytes(want)
     assert sorted(p.name for p in out.parent.iterdir()) == ["diff.json"]
 
 

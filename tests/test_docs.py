@@ -32,6 +32,7 @@ README_LIMIT = 300
 
 def markdown_files():
     pages = [REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "BENCHMARKS.md"]
+    pages.append(REPO / "tests" / "README.md")
     for folder in (DOCS, REPO / "fixtures", REPO / "examples"):
         pages.extend(sorted(folder.rglob("*.md")))
     return pages

@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from support.badinput import edit_double
 from support.cases import copy_case, generator, golden_case_folder
+from support.checks import json_bytes
 from support.cli import invoke_extract, pva_double
 from support.paths import EDGE, GOLDEN
 
@@ -59,10 +61,6 @@ def statuses(answer) -> dict:
 
 def check(answer, name) -> dict:
     return next(c for c in answer["checks"] if c["name"] == name)
-
-
-def summary_bytes(summary: dict) -> bytes:
-    return (json.dumps(summary, indent=2) + "\n").encode("ascii")
 
 
 # ---- every committed fixture ---------------------------------------------------------------
@@ -290,25 +288,18 @@ def test_json_shape():
 # ---- hardening -------------------------------------------------------------------------------
 
 
-def _edit_double(folder: Path, change) -> None:
-    path = folder / "pva-double.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(json.dumps(data), encoding="utf-8")
-
-
 @pytest.mark.parametrize("name", ["unicode-names", "multi-ipu"])
 def test_numpy_like_numbers_from_pva_give_the_same_summary(tmp_path, name):
     # pva's ids and code bytes as numpy-like scalars (not int, not JSON-serialisable):
     # extract must give the hand-checked bytes all the same.
     folder = tmp_path / name
     profile = copy_case(EDGE / name, folder)
-    _edit_double(folder, lambda d: d.update(_test_numbers="numpy-like"))
+    edit_double(lambda d: d.update(_test_numbers="numpy-like"))(folder)
     result = invoke_extract(profile, "-o", folder / "summary.json")
     assert result.code == 0, result
     expected = json.loads((EDGE / name / "expected.json").read_text(encoding="ascii"))
     expected["profile"] = str(profile)
-    assert (folder / "summary.json").read_bytes() == summary_bytes(expected)
+    assert (folder / "summary.json").read_bytes() == json_bytes(expected)
     code, answer, stderr = doctor(profile)
     assert code == 0, stderr
     entry = check(answer, "code_bytes")
@@ -395,7 +386,7 @@ def test_programs_without_computeset_are_checked_by_index_only(tmp_path):
     # An older fixture (or a pva without the attribute): a warning, not a failure.
     folder = tmp_path / "old"
     profile = copy_case(EDGE / "one-anchor", folder)
-    _edit_double(folder, lambda d: [p.pop("computeset", None) for p in d["programs"]])
+    edit_double(lambda d: [p.pop("computeset", None) for p in d["programs"]])(folder)
     code, answer, _ = doctor(profile)
     assert code == 0
     entry = check(answer, "step_compute_sets")
@@ -406,7 +397,7 @@ def test_programs_without_computeset_are_checked_by_index_only(tmp_path):
 def test_a_report_pva_cannot_open_fails_and_skips_the_rest(tmp_path):
     folder = tmp_path / "closed"
     profile = copy_case(EDGE / "one-anchor", folder)
-    _edit_double(folder, lambda d: d.update(_test_open_error="bad magic\nin 'programs'"))
+    edit_double(lambda d: d.update(_test_open_error="bad magic\nin 'programs'"))(folder)
     code, answer, _ = doctor(profile)
     assert code == 1
     found = statuses(answer)

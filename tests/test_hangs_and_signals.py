@@ -455,7 +455,7 @@ def _spawned_workers(pid: int) -> list:
             command = Path("/proc/{}/cmdline".format(child)).read_bytes()
         except OSError:
             continue
-        if b"extractor.batch.worker import serve" in command:
+        if b"extractor.run.batch.worker import serve" in command:
             workers.append(child)
     return workers
 
@@ -488,8 +488,8 @@ def test_an_answer_that_cannot_be_pickled_still_reaches_the_index():
     # entry of plain text, not a worker dead of a PicklingError traceback.
     import multiprocessing
 
-    from extractor.batch.discover import BatchItem
-    from extractor.batch.worker import _answer
+    from extractor.run.batch.discover import BatchItem
+    from extractor.run.batch.worker import _answer
 
     parent, child = multiprocessing.Pipe()
     item = BatchItem(Path("in/p/profile.pop"), "in/p/profile.pop", "p")

@@ -97,8 +97,8 @@ def test_the_graph_sees_imports_at_every_depth():
     # an import inside a function (the CLI's of the batch command), one two levels up
     # (`..errors`), one of a submodule by `from PACKAGE import NAME`.
     graph = import_graph()
-    assert "extractor.batch.command" in graph["extractor.cli.extraction"]
-    assert "extractor.errors" in graph["extractor.batch.discover"]
+    assert "extractor.run.batch.command" in graph["extractor.cli.extraction"]
+    assert "extractor.errors" in graph["extractor.run.batch.discover"]
     assert "extractor.core.metrics" in graph["extractor.compare.comparison"]  # from .. import
     assert len(graph) == len(list(PACKAGE_DIR.rglob("*.py")))
 

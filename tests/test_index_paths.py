@@ -285,7 +285,7 @@ def test_a_folder_made_a_link_out_of_outdir_is_not_read_through(tmp_path):
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_an_index_beyond_the_bound_is_one_error_line(tmp_path, command):
-    from extractor.batch.index import INDEX_LIMIT
+    from extractor.readback.index import INDEX_LIMIT
 
     out = batch(tmp_path)
     with (out / "index.jsonl").open("r+b") as handle:  # sparse: nothing is written
@@ -301,7 +301,7 @@ def test_an_index_beyond_the_bound_is_one_error_line(tmp_path, command):
 
 
 def test_a_forced_batch_refuses_an_index_beyond_the_bound_before_any_work(tmp_path):
-    from extractor.batch.index import INDEX_LIMIT
+    from extractor.readback.index import INDEX_LIMIT
 
     out = batch(tmp_path)
     with (out / "index.jsonl").open("r+b") as handle:

@@ -38,7 +38,7 @@ def test_a_batch_writes_what_a_single_run_writes(tmp_path, pva):
 
 
 def test_the_wheel_carries_every_subpackage(tmp_path, wheel):
-    # Run from an unpacked wheel, away from the checkout: a batch (extractor.batch), a
+    # Run from an unpacked wheel, away from the checkout: a batch (extractor.run.batch), a
     # comparison with its chart (extractor.compare) and inspect (extractor.diagnose).
     import os
     import subprocess
@@ -72,7 +72,7 @@ def test_the_wheel_carries_every_subpackage(tmp_path, wheel):
     # ...and it was the wheel's copy that ran, not the checkout's.
     where = (
         subprocess.run(
-            [sys.executable, "-c", ("import extractor.batch.run as m; print(m.__file__)")],
+            [sys.executable, "-c", ("import extractor.run.batch.run as m; print(m.__file__)")],
             cwd=str(work),
             env=env,
             stdout=subprocess.PIPE,

@@ -13,17 +13,17 @@ import time
 from pathlib import Path
 
 import pytest
-from test_bad_input import check_error_line, folder_state, summary_text
+from test_bad_input import check_error_line, folder_state
 
 from support import badinput as bad
 from support.cases import copy_case, sha256
-from support.checks import index_by, index_lines
-from support.cli import invoke_extract, run_extract
+from support.checks import index_by, index_lines, json_bytes
+from support.cli import invoke_extract, run_extract, without_root_privileges
 from support.paths import EDGE, REPO
 
 
 def base_bytes(label: str) -> bytes:
-    return summary_text(bad.base_summary(label))
+    return json_bytes(bad.base_summary(label))
 
 
 # ---- writers, journals, WAL -----------------------------------------------------------
@@ -169,29 +169,12 @@ time.sleep(60)
 # ---- permissions, folders, links ----------------------------------------------------
 
 
-def _without_root_privileges():
-    """A command prefix under which file permissions apply, and how, or None."""
-    if os.geteuid() != 0:
-        return [], "an ordinary user"
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return None
-    # Root stays root but loses the capabilities that bypass file permissions.
-    prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
-    probe = subprocess.run(prefix + ["true"], check=False)
-    return (
-        (prefix, "root without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH")
-        if probe.returncode == 0
-        else None
-    )
-
-
 def _require_permissions():
     """The command prefix under which permissions are enforced; skips the test without."""
-    how = _without_root_privileges()
-    if how is None:
+    prefix = without_root_privileges()
+    if prefix is None:
         pytest.skip("running as root without setpriv: permissions cannot be enforced")
-    return how[0]
+    return prefix
 
 
 def _run_without_root(prefix, args, cwd=None):

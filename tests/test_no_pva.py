@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from support.cases import copy_case, golden_case_folder, sha256
-from support.checks import index_by
+from support.checks import index_by, json_bytes
 from support.cli import invoke_extract, run_extract
 from support.paths import EDGE, GOLDEN, GOLDEN_PROFILE_ARG, REPO
 
@@ -32,15 +32,10 @@ def without_pva(summary: dict) -> dict:
     return nulled
 
 
-def summary_bytes_of(summary: dict) -> bytes:
-    """docs/formats/summary.md's bytes rule, by the standard library (not the code under test)."""
-    return (json.dumps(summary, indent=2) + "\n").encode("ascii")
-
-
 def test_reloading_the_reference_keeps_its_bytes():
     # The comparisons below rebuild expected bytes from parsed JSON; that is sound only if
     # parsing and dumping gives the reference back byte for byte.
-    assert summary_bytes_of(json.loads(EXPECTED_TEXT)) == EXPECTED_TEXT.encode("ascii")
+    assert json_bytes(json.loads(EXPECTED_TEXT)) == EXPECTED_TEXT.encode("ascii")
 
 
 def test_the_fixtures_have_pva_facts_to_null():
@@ -63,7 +58,7 @@ def work(tmp_path, golden_profile):
 
 
 def test_golden_without_pva_is_the_reference_with_pva_fields_null(work, golden_profile):
-    expected = summary_bytes_of(without_pva(json.loads(EXPECTED_TEXT)))
+    expected = json_bytes(without_pva(json.loads(EXPECTED_TEXT)))
     before = sha256(golden_profile)
     result = invoke_extract(
         GOLDEN_PROFILE_ARG, "--no-pva", "-o", "summary.json", cwd=work, pva=False
@@ -79,7 +74,7 @@ def test_golden_without_pva_is_the_reference_with_pva_fields_null(work, golden_p
 
 
 def test_no_pva_to_standard_output(work):
-    expected = summary_bytes_of(without_pva(json.loads(EXPECTED_TEXT)))
+    expected = json_bytes(without_pva(json.loads(EXPECTED_TEXT)))
     result = invoke_extract("--no-pva", GOLDEN_PROFILE_ARG, cwd=work, pva=False)
     assert result.code == 0, result
     assert result.stdout == expected
@@ -102,7 +97,7 @@ def test_no_pva_never_asks_pva_even_when_it_is_there(tmp_path):
     summary = json.loads(result.stdout)
     expected = without_pva(json.loads(EXPECTED_TEXT))
     expected["profile"] = str(folder / "profile.pop")
-    assert result.stdout == summary_bytes_of(expected)
+    assert result.stdout == json_bytes(expected)
     assert summary["attention_exchanges"] is None
 
 
@@ -117,8 +112,8 @@ def test_edge_case_without_pva_says_what_the_full_run_says(case):
     bare = invoke_extract(argument, "--no-pva", cwd=REPO, pva=False)
     assert full.code == 0 and bare.code == 0, (full, bare)
     expected = json.loads((EDGE / case / "expected.json").read_text(encoding="ascii"))
-    assert full.stdout == summary_bytes_of(expected)
-    assert bare.stdout == summary_bytes_of(without_pva(expected))
+    assert full.stdout == json_bytes(expected)
+    assert bare.stdout == json_bytes(without_pva(expected))
     assert bare.stderr == full.stderr  # the same warnings, nothing said differently
     assert sha256(REPO / argument) == before
 
@@ -155,7 +150,7 @@ def test_batch_without_pva(tmp_path):
     assert result.code == 0, result
     for relative, summary in expected.items():
         written = (tmp_path / "out" / relative / "summary.json").read_bytes()
-        assert written == summary_bytes_of(without_pva(summary)), relative
+        assert written == json_bytes(without_pva(summary)), relative
     index = index_by(tmp_path / "out", "profile")
     assert sorted(index) == sorted(s["profile"] for s in expected.values())
     assert all(entry["pva"] is False and entry["status"] == "ok" for entry in index.values())
@@ -169,7 +164,7 @@ def test_batch_without_pva(tmp_path):
     assert full.code == 0 and "{} extracted".format(count) in full.stderr, full
     for relative, summary in expected.items():
         written = (tmp_path / "out" / relative / "summary.json").read_bytes()
-        assert written == summary_bytes_of(summary), relative
+        assert written == json_bytes(summary), relative
     assert all(entry["pva"] is True for entry in index_by(tmp_path / "out", "profile").values())
 
 

@@ -14,10 +14,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_bad_input import check_error_line, summary_text
+from test_bad_input import check_error_line
 
 from support import badinput as bad
-from support.checks import no_partial_files
+from support.checks import json_bytes, no_partial_files
 from support.cli import invoke_extract, run_extract
 
 TABLES = ("steps.csv", "first-body.csv")
@@ -25,7 +25,7 @@ THREE = TABLES + ("summary.json",)
 
 
 def base_bytes(label) -> bytes:
-    return summary_text(bad.base_summary(str(label)))
+    return json_bytes(bad.base_summary(str(label)))
 
 
 def mode_of(path: Path) -> int:

@@ -1,5 +1,5 @@
 """What compare, table and report trust: a summary is what its batch last wrote, and a
-blocks.json belongs to the summary beside it (extractor/provenance.py), through the
+blocks.json belongs to the summary beside it (extractor/readback/provenance.py), through the
 real CLI. The batch here is real (`extract runs -o out --blocks`); a profile is made
 slower or truncated between two runs, as a user's would be.
 """

@@ -145,6 +145,7 @@ def test_doctor_with_pva_says_extract_reads_the_profile(folder):
 
 LIBRARY_CALLS = {
     "summarize": "from extractor import summarize; summarize(P{})",
+    "ProfileAnalysis": "from extractor import ProfileAnalysis; ProfileAnalysis(P{}).summary()",
     "extract_profile": (
         "from extractor.core.pipeline import extract_profile; extract_profile(P, 's.json', None{})"
     ),

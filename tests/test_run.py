@@ -11,6 +11,7 @@ import pytest
 
 from support.cases import copy_case, golden_case_folder, sha256
 from support.cli import extract_command, invoke_extract, pva_double, run_extract
+from support.imports import IMPORT_TIME, TYPER_RUN, imported_modules, typer_imports
 from support.paths import EDGE, GOLDEN, GOLDEN_PROFILE_ARG, PVA_DOUBLE, REFERENCE_SHA256, REPO
 
 EXPECTED = (GOLDEN / "expected.json").read_bytes()
@@ -403,50 +404,21 @@ def test_killed_writes_never_leave_a_partial_summary(golden_profile, tmp_path):
     )
 
 
-# A command-line app of typer's, run: what typer itself imports to parse a command line
-# (with typer 0.29, pydantic), which extract may import too.
-TYPER_APP = """
-import typer
-app = typer.Typer()
-@app.command()
-def main(path: str, out: str = typer.Option("-", "-o"), quiet: bool = False):
-    pass
-app(["p", "-o", "s.json", "--quiet"], standalone_mode=False)
-"""
-
-
-def _imported_modules(stderr: str) -> set:
-    return {
-        line.rsplit("|", 1)[1].strip()
-        for line in stderr.splitlines()
-        if line.startswith("import time:") and "|" in line
-    }
-
-
 def test_a_single_extraction_imports_only_what_it_needs(tmp_path):
     # Start-up is a fixed cost of every extraction (BENCHMARKS.md): the batch machinery
     # and the pva stand-in are not needed for one profile with --no-pva. Whatever typer
     # imports to run a command is allowed: typer is the CLI's framework, with no upper
     # bound on its version. (rich is not listed: the older typer of Python 3.8 imports it.)
-    import subprocess
-
-    typer_run = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", TYPER_APP], capture_output=True, check=False
-    )
-    assert typer_run.returncode == 0, typer_run.stderr.decode()[-2000:]
-    typer_imports = _imported_modules(typer_run.stderr.decode())
-    assert "typer" in typer_imports  # the list is the real one
+    typer_run = typer_imports(TYPER_RUN)
     profile = copy_case(golden_case_folder(), tmp_path / "p")
-    result = run_extract(
-        profile, "-o", tmp_path / "s.json", "--no-pva", env={"PYTHONPROFILEIMPORTTIME": "1"}
-    )
+    result = run_extract(profile, "-o", tmp_path / "s.json", "--no-pva", env=IMPORT_TIME)
     assert result.code == 0, result
-    imported = _imported_modules(result.stderr)
+    imported = imported_modules(result.stderr)
     assert "extractor.core.summary" in imported  # the list is the real one
-    # extractor.batch, .compare, .diagnose and .report are packages: no module of theirs
+    # extractor.run.batch, .compare, .diagnose and .report are packages: no module of theirs
     # either; jinja2 is the report's alone.
     unwanted = {
-        "extractor.batch",
+        "extractor.run.batch",
         "extractor.compare",
         "extractor.diagnose",
         "extractor.report",
@@ -455,7 +427,7 @@ def test_a_single_extraction_imports_only_what_it_needs(tmp_path):
         "pva",
         "jinja2",
     }
-    assert (imported - typer_imports) & unwanted == set()
+    assert (imported - typer_run) & unwanted == set()
 
 
 def test_the_library_names_are_all_importable_from_the_package():

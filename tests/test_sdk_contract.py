@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from extractor.diagnose import doctor
+from support.checks import json_bytes
 from support.cli import run_extract
 from support.paths import PVA_DOUBLE
 
@@ -83,10 +84,6 @@ def run_here(*args):
     return run_extract(
         *args, pva=False, env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")}, timeout=3600
     )
-
-
-def summary_text(summary: dict) -> bytes:
-    return (json.dumps(summary, indent=2) + "\n").encode("ascii")
 
 
 def _profile_id(path):
@@ -150,7 +147,7 @@ def test_extraction_succeeds(full_run):
         "qkv_executions",
         "allocated_memory",
     ]
-    assert data == summary_text(summary)  # the bytes rule
+    assert data == json_bytes(summary)  # the bytes rule
     for warning in result.stderr.splitlines():  # worth sending us, not a failure
         print(warning)
 
@@ -205,7 +202,7 @@ def test_no_pva_gives_the_same_bytes_but_the_pva_fields(full_run, profile, tmp_p
     for kernel in expected["kernels"]:
         for field in PVA_FIELDS:
             kernel[field] = None
-    assert out.read_bytes() == summary_text(expected)
+    assert out.read_bytes() == json_bytes(expected)
     assert bare.stderr == result.stderr
 
 

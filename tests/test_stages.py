@@ -2,7 +2,6 @@
 script; and examples/rules-bert.toml on a profile named as a BERT names its steps."""
 
 import json
-import re
 import sqlite3
 from collections import Counter, OrderedDict
 
@@ -11,21 +10,10 @@ import pytest
 from support.cases import copy_case, generator, golden_case_folder, sha256
 from support.cli import invoke_extract, run_extract
 from support.paths import EDGE, GOLDEN, REPO
+from support.spec_oracle import DEFAULT_RULES, default_stage
 
 BERT_RULES = REPO / "examples" / "rules-bert.toml"
 
-# docs/formats/stage-rules.md, "The default rules", copied by hand: the test's own oracle.
-DEFAULT_RULES = [
-    ("/attn/Softmax/", "score layout / softmax"),
-    ("/attn/MatMul_1", "PV"),
-    ("/attn/MatMul/", "QK transpose"),
-    ("/attn/qkv/", "fused QKV projection"),
-    ("/attn/proj/", "output projection"),
-    ("/attn/", "Q/K scaling or conversion"),
-    ("/mlp/fc1/", "MLP up"),
-    ("/mlp/fc2/", "MLP down"),
-    ("/mlp/", "MLP activation"),
-]
 SELECTORS = ["kernel", "anchor", "attention_exchange", "input_delivered", "output_begins"]
 
 
@@ -78,13 +66,6 @@ def golden_rows(profile):
     return rows
 
 
-def first_match(name):
-    for pattern, label in DEFAULT_RULES:
-        if re.search(pattern, name):
-            return label
-    return "other"
-
-
 @pytest.fixture(scope="module")
 def golden_answer(tmp_path_factory):
     profile = copy_case(golden_case_folder(), tmp_path_factory.mktemp("golden"))
@@ -107,7 +88,7 @@ def test_golden_totals(golden_answer):
 
 def test_golden_stages_are_the_first_matching_rule(golden_answer):
     _profile, answer, rows = golden_answer
-    expected = tally((first_match(name), name, cycles) for _, _, name, cycles in rows)
+    expected = tally((default_stage(name), name, cycles) for _, _, name, cycles in rows)
     labels = [label for _, label in DEFAULT_RULES] + ["other"]
     assert [s["label"] for s in answer["stages"]] == labels
     for stage in answer["stages"]:
@@ -126,7 +107,7 @@ def test_golden_unmatched_names(golden_answer):
     other = Counter()
     cycles = Counter()
     for _, _, name, c in rows:
-        if first_match(name) == "other":
+        if default_stage(name) == "other":
             other[name] += 1
             cycles[name] += c
     ranked = sorted(other, key=lambda n: (-other[n], -cycles[n], n))

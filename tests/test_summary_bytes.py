@@ -1,12 +1,12 @@
 """summary_bytes must equal json.dumps(summary, indent=2) + "\\n" for every summary."""
 
-import json
 import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extractor.core.summary_json import summary_bytes
+from support.checks import json_bytes
 
 # Text with everything that tells orjson and json apart: non-ASCII, astral characters,
 # control characters, DEL, quotes, backslashes, lone surrogates.
@@ -70,20 +70,16 @@ summaries = st.fixed_dictionaries(
 )
 
 
-def reference(value) -> bytes:
-    return (json.dumps(value, indent=2) + "\n").encode("ascii")
-
-
 @settings(max_examples=400, deadline=None)
 @given(summaries)
 def test_summaries_match_json_dumps(summary):
-    assert summary_bytes(summary) == reference(summary)
+    assert summary_bytes(summary) == json_bytes(summary)
 
 
 @settings(max_examples=300, deadline=None)
 @given(values)
 def test_any_json_value_matches_json_dumps(value):
-    assert summary_bytes(value) == reference(value)
+    assert summary_bytes(value) == json_bytes(value)
 
 
 def test_the_cases_where_orjson_differs_by_default():

@@ -2,19 +2,19 @@
 
 `extract PROFILE -o summary.json` runs the default command, `run`; other commands are
 named (`extract --help` lists them). Each command's work is a function a user can import
-(single.py, batch/command.py, compare/command.py, report/command.py, ...); the modules
-here declare only the commands' options, one module per family: extraction.py (run,
-merge, blocks), recordings.py (compare, table, report), diff.py (diff), timeline.py
-(trace), diagnose.py (inspect, stages, doctor), with the app and the shared options in
-app.py.
+(run/single.py, run/batch/command.py, compare/command.py, report/command.py, ...); the
+modules here declare only the commands' options, one module per family: extraction.py
+(run, merge, blocks), recordings.py (compare, table, report), diff.py (diff),
+timeline.py (trace), diagnose.py (inspect, stages, doctor), with the app and the shared
+options in app.py; commandline.py reads the command line, exits.py reports an outcome.
 """
 
 import sys
 from typing import List, Optional
 
-from ..exits import PROG, say
 from . import diagnose, diff, extraction, recordings, timeline  # noqa: F401 - they declare the commands
 from .app import app
+from .exits import PROG, say
 
 __all__ = ["PROG", "app", "main"]
 

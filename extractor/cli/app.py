@@ -5,9 +5,9 @@ from typing import Any
 
 import typer
 
-from ..commandline import DefaultCommandGroup, print_version
-from ..exits import NO_PVA, PROG
-from ..single import DEFAULT_TIMEOUT
+from ..timelimit import DEFAULT_TIMEOUT
+from .commandline import DefaultCommandGroup, print_version
+from .exits import NO_PVA, PROG
 
 app = typer.Typer(
     cls=DefaultCommandGroup,

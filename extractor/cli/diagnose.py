@@ -5,10 +5,8 @@ from typing import Optional
 
 import typer
 
-from ..core.rules import load_rules
-from ..exits import report_errors, stoppable
-from ..output import print_answer
 from .app import AS_JSON, PROFILE, app, no_pva_option
+from .exits import report_errors, stoppable
 
 
 @app.command(
@@ -34,6 +32,7 @@ def inspect_command(
     no_pva: bool = no_pva_option("Do not import PopVision's Python API (pva)."),
 ):
     from ..diagnose.inspection import inspect_profile, inspect_text
+    from ..output import print_answer
 
     answer = report_errors(
         stoppable(lambda: inspect_profile(profile, exact=exact, use_pva=not no_pva))
@@ -63,7 +62,9 @@ def stages_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON for machines."),
 ):
+    from ..core.rules import load_rules
     from ..diagnose.stagecheck import check_stages, stages_text
+    from ..output import print_answer
 
     answer = report_errors(
         stoppable(lambda: check_stages(profile, load_rules(rules_file), top=top))
@@ -91,6 +92,7 @@ def doctor_command(
     ),
 ):
     from ..diagnose.doctor import doctor_text, run_checks
+    from ..output import print_answer
 
     answer = report_errors(stoppable(lambda: run_checks(profile)))
     report_errors(lambda: print_answer(answer, as_json, doctor_text))

@@ -3,13 +3,13 @@ indexes) and `blocks` (every block of every inference)."""
 
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from ..core.rules import load_rules
-from ..exits import exit_with, line, report_errors, say, stoppable
+from ..render import BLOCKS_FORMATS
 from .app import DEBUG, RULES, app, no_pva_option, timeout_option
+from .exits import exit_with, line, report_errors, say, stoppable
 
 
 @app.command("run")
@@ -76,8 +76,10 @@ def run(
     """Extract summaries: one profile to a file, or a batch to a folder (default)."""
 
     def extract():
+        from ..core.rules import load_rules
         from ..errors import ProfileError, UsageError
-        from ..single import check_timeout, run_single
+        from ..run.single import run_single
+        from ..timelimit import check_timeout
 
         check_timeout(timeout)
         rules = load_rules(rules_file)
@@ -103,7 +105,7 @@ def run(
             return 0
         # Imported here: a single profile does not need the batch machinery
         # (multiprocessing and the rest take a tenth of extract's start-up).
-        from ..batch.command import run_batch_command
+        from ..run.batch.command import run_batch_command
 
         return run_batch_command(
             paths,
@@ -130,9 +132,9 @@ def merge(
     ),
 ):
     """Fold the index files of a batch's shards into OUTDIR/index.jsonl."""
-    from ..batch.index import merge_locked
     from ..batchnames import INDEX_NAME
     from ..errors import UsageError, shown_path
+    from ..run.batch.index import merge_locked
 
     def fold():
         if not outdir.is_dir():
@@ -143,13 +145,12 @@ def merge(
     line("{}: {} profiles".format(shown_path(outdir / INDEX_NAME), count))
 
 
-# The choices of options, as the modules that use them name them (compare.formats.FORMATS,
-# compare.blockstats.STATS, blockformats.WRITERS, report.table.FORMATS): here, because the
-# CLI must not import those modules to start.
-
-
-class BlocksFormat(str, Enum):
-    json, csv, markdown = "json", "csv", "markdown"
+# --format's choices, from blocks' registry of renderers (imported only when used); mypy,
+# which takes no class made at run time as a type, sees an Enum.
+if TYPE_CHECKING:
+    BlocksFormat = Enum
+else:
+    BlocksFormat = BLOCKS_FORMATS.choices("BlocksFormat")
 
 
 @app.command(
@@ -172,7 +173,7 @@ def blocks_command(
         help="Where to write ('-' or nothing: standard output). Written atomically.",
     ),
     output_format: BlocksFormat = typer.Option(
-        BlocksFormat.json,
+        BLOCKS_FORMATS.default,
         "--format",
         "-f",
         case_sensitive=False,
@@ -186,7 +187,9 @@ def blocks_command(
     debug: bool = DEBUG,
 ):
     def extract():
-        from ..single import check_timeout, run_blocks
+        from ..core.rules import load_rules
+        from ..run.single import run_blocks
+        from ..timelimit import check_timeout
 
         check_timeout(timeout)
         run_blocks(

@@ -3,18 +3,25 @@
 
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from ..exits import exit_with, line, report_errors, stoppable, warn
+from ..render import COMPARE_FORMATS, TABLE_FORMATS
 from .app import BUDGET, DEBUG, LABELS, RECORDINGS, app
+from .exits import exit_with, line, report_errors, stoppable, warn
+
+# --format's choices, from the commands' registries of renderers (imported only when used);
+# mypy, which takes no class made at run time as a type, sees an Enum.
+if TYPE_CHECKING:
+    CompareFormat = Enum
+    TableFormat = Enum
+else:
+    CompareFormat = COMPARE_FORMATS.choices("CompareFormat")
+    TableFormat = TABLE_FORMATS.choices("TableFormat")
 
 
-class CompareFormat(str, Enum):
-    markdown, csv, json = "markdown", "csv", "json"
-
-
+# compare.blockstats.STATS, named here: the CLI must not import the compare package to start.
 class BlockStat(str, Enum):
     first, min, median, mean, max = "first", "min", "median", "mean", "max"
 
@@ -31,7 +38,7 @@ def compare_command(
         "it: cycles only).",
     ),
     output_format: CompareFormat = typer.Option(
-        CompareFormat.markdown,
+        COMPARE_FORMATS.default,
         "--format",
         "-f",
         case_sensitive=False,
@@ -86,10 +93,6 @@ def compare_command(
     )
 
 
-class TableFormat(str, Enum):
-    csv, jsonl = "csv", "jsonl"
-
-
 @app.command("table")
 def table_command(
     paths: List[Path] = RECORDINGS,
@@ -102,7 +105,7 @@ def table_command(
     ),
     labels: List[str] = LABELS,
     table_format: TableFormat = typer.Option(
-        TableFormat.csv,
+        TABLE_FORMATS.default,
         "--format",
         "-f",
         case_sensitive=False,

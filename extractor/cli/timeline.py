@@ -6,9 +6,9 @@ from typing import List, Optional
 
 import typer
 
-from ..exits import report_errors, say
-from ..single import DEFAULT_TIMEOUT
+from ..timelimit import DEFAULT_TIMEOUT
 from .app import app, no_pva_option
+from .exits import report_errors, say
 
 TRACE_HELP = (
     "Write the execution as a Chrome/Perfetto trace: open it in ui.perfetto.dev.\n\n"
@@ -67,7 +67,7 @@ def trace_command(
     def write():
         from ..core.rules import load_rules
         from ..errors import UsageError
-        from ..single import check_timeout
+        from ..timelimit import check_timeout
         from ..timeline.command import run_trace
 
         check_timeout(timeout)

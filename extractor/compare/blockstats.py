@@ -10,7 +10,7 @@ from typing import List
 from ..core import metrics
 from ..core.blockformats import BLOCKS_NAME, check_blocks, not_blocks, read_blocks_json
 from ..errors import BlocksFileError
-from ..recordings import Recording, beside
+from ..readback.recordings import Recording, beside
 from .comparison import STAGE_TOTAL, STAGES, TOTAL, Comparison, Row, _with_change
 
 FIRST = "first"  # the first body's cycles, from summary.json: the comparison as it is

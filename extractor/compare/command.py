@@ -24,9 +24,9 @@ def read_recordings(
     error), the outputs checked against them before anything is written (never one of
     the inputs: targets.check_outputs), and what their batch's index says of each told
     (provenance.tell_origins: `warn`ings; with `gate`, an error)."""
-    from ..provenance import tell_origins
-    from ..recordings import files_read, folders_read, load_recordings
-    from ..targets import check_outputs
+    from ..outputchecks import check_outputs
+    from ..readback.provenance import tell_origins
+    from ..readback.recordings import files_read, folders_read, load_recordings
 
     try:
         recordings = load_recordings(paths, labels)
@@ -69,11 +69,11 @@ def run_compare(
     """The whole of `extract compare`: the table on standard output, the chart and the
     JUnit report where asked, the budget's last line through `line`; the exit code (0,
     or GATE_FAILED when a budget check failed)."""
+    from ..render import COMPARE_FORMATS
     from .baseline import baseline_first, default_baseline, passed_over_notes
     from .blockstats import FIRST, MissingBlocks, over_blocks, read_block_statistics, stat_metrics
     from .chart import write_chart
     from .comparison import compare
-    from .formats import FORMATS
 
     check_options(clock_mhz, chart, junit, budget_file)
     budget = None
@@ -104,7 +104,7 @@ def run_compare(
     found: Optional[List[dict]] = None  # each recording's metrics, when not its summary's
     blocks: Optional[List[dict]] = None  # each recording's blocks.json, with --stat
     if stat != FIRST:
-        from ..provenance import require_belonging
+        from ..readback.provenance import require_belonging
 
         try:
             blocks = [read_block_statistics(recording, stat) for recording in recordings]
@@ -121,15 +121,14 @@ def run_compare(
 
         checks = check_budget(budget, recordings, found)
         comparison = comparison.with_checks(checks)
-    text = FORMATS[output_format].render(comparison)
+    table = COMPARE_FORMATS[output_format]().render(comparison)
     if chart is not None:
         write_chart(chart, comparison)
     if junit is not None and checks is not None:
         from .junit import write_junit
 
         write_junit(junit, checks, "extract compare --budget {}".format(shown_path(budget_file)))
-    # A lone surrogate (a summary may hold one, escaped) is shown as \udXXX.
-    write_output(STDOUT, text.encode("utf-8", "backslashreplace"))
+    write_output(STDOUT, table)
     for note in notes:
         warn(note)
     if checks is None:

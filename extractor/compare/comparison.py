@@ -1,6 +1,6 @@
 """Comparing recordings: several summary.json files side by side, against the first.
 
-A *recording* (recordings.py) is one summary.json, named by its folder (or by --label);
+A *recording* (readback/recordings.py) is one summary.json, named by its folder (or by --label);
 `compare` builds one `Comparison` (the rows of the table, plus the attention exchanges
 matched across recordings by `mask_ids`); formats.py renders it.
 """
@@ -11,7 +11,7 @@ from ..core import metrics
 from ..core.metrics import mask_ids, percent_change
 from ..core.model import MinMeanMax, Summary
 from ..errors import CompareError
-from ..recordings import Recording
+from ..readback.recordings import Recording
 
 # ---- the comparison ----------------------------------------------------------------
 

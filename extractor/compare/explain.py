@@ -15,7 +15,7 @@ from typing import List, Optional, Sequence
 
 from ..core import metrics
 from ..escaping import terminal_text
-from ..recordings import Recording
+from ..readback.recordings import Recording
 from .blockstats import FIRST
 from .budget import BudgetCheck, excess
 

@@ -1,5 +1,7 @@
-"""The output formats of a comparison: `FORMATS` maps each `extract compare --format` name
-to a `Format`, whose `render(comparison)` gives the whole text, ending with a newline.
+"""The output formats of a comparison: a renderer (extractor.render) per `extract compare
+--format` name, registered in render.COMPARE_FORMATS; each renders the whole text, ending
+with a newline, as UTF-8 (a lone surrogate, which a summary may hold, as \\udXXX).
+`to_markdown`, `to_csv` and `to_json` give the text itself.
 
 Numbers are never rounded in CSV and JSON; markdown rounds for reading (means to 0.1,
 milliseconds to 0.001, percentages to 0.1). Every row of the CSV and JSON carries its
@@ -17,21 +19,14 @@ import csv
 import io
 import json
 import math
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ..core import metrics
 from ..errors import shown_path
 from ..escaping import csv_cell, markdown_cell, markdown_code
+from ..render import Renderer
 from .budget import FAIL, FAILING, MISSING, OK, SKIPPED, BudgetCheck, budget_line, excess
 from .comparison import EXCHANGES, STAGE_TOTAL, STAGES, Comparison, Exchange
-
-
-class Format(NamedTuple):
-    """One output format: its `--format` name, and `render(comparison) -> str`."""
-
-    name: str
-    render: Callable[[Comparison], str]
-
 
 ABSENT = "\u2014"  # an em dash: this recording has no such value
 
@@ -289,7 +284,22 @@ def to_json(comparison: Comparison) -> str:
         raise ValueError("refusing to write a non-finite number in JSON ({})".format(exc)) from exc
 
 
-FORMATS = {
-    each.name: each
-    for each in (Format("markdown", to_markdown), Format("csv", to_csv), Format("json", to_json))
-}
+class CompareMarkdown(Renderer[Comparison]):
+    name, suffix, media_type = "markdown", ".md", "text/markdown"
+
+    def render(self, result: Comparison) -> bytes:
+        return to_markdown(result).encode("utf-8", "backslashreplace")
+
+
+class CompareCsv(Renderer[Comparison]):
+    name, suffix, media_type = "csv", ".csv", "text/csv"
+
+    def render(self, result: Comparison) -> bytes:
+        return to_csv(result).encode("utf-8", "backslashreplace")
+
+
+class CompareJson(Renderer[Comparison]):
+    name, suffix, media_type = "json", ".json", "application/json"
+
+    def render(self, result: Comparison) -> bytes:
+        return to_json(result).encode("utf-8", "backslashreplace")

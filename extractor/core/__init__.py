@@ -5,8 +5,8 @@
 2. pvafacts.py     the three facts only pva knows (exchange code bytes, vertices)
 3. steps.py        the step rows: names, kinds, cycles, each matched to its stage
 4. rules.py        the stage rules and selectors (stage_rules.toml)
-5. trace.py        reads the step rows in step order, once, for a pass
-6. summary.py      the summary's single pass (blocks.py rides along with --blocks)
+5. walk.py         the one walk over the step rows, in step order, feeding consumers
+6. summary.py      the summary's consumers of the walk (blocks.py's rides along with --blocks)
 7. model.py        the summary as one type, read back and checked
 8. summary_json.py the summary's exact bytes
 9. pipeline.py     one profile to its files, written atomically

@@ -1,11 +1,13 @@
-"""blocks.json's three formats (docs/formats/blocks.md, "Other formats"), and blocks.json read
-back (`read_blocks_json`) for compare --stat and the report.
+"""blocks.json's three formats (docs/formats/blocks.md, "Other formats"), a renderer
+(extractor.render) each, registered in render.BLOCKS_FORMATS, and blocks.json read back
+(`read_blocks_json`) for compare --stat and the report.
 
 The bodies of a long trace are many (65,000 on a 1M-row trace), so JSON and CSV are
-written body by body as the pass closes them, by a writer a `blocks.BlockBodies` drives
-(`begin`, `body`, `end`), into a seekable binary handle; nothing but the statistics is
-kept. A writer starts its handle afresh at `begin` (the pass may be made twice: see
-summary._read_trace).
+stream renderers: written body by body as the walk closes them, by the writer
+(`writer(handle)`) a `blocks.BlockBodies` drives (`begin`, `body`, `end`), into a
+seekable binary handle; nothing but the statistics is kept. A writer starts its handle
+afresh at `begin` (the walk over the rows may be made twice: see walk.py). Markdown is
+rendered from the statistics once the walk is over.
 
 - json: the bytes `json.dumps(blocks, indent=2) + "\\n"` would give, as summary.json's
   (two-space indent, non-ASCII escaped, floats as repr), each body formatted directly;
@@ -22,14 +24,16 @@ import csv
 import io
 import json
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Callable, Dict, NoReturn, Optional, Sequence
+from typing import IO, TYPE_CHECKING, Optional, Sequence
 
 from ..errors import BlocksFileError, StrPath
 from ..escaping import csv_text_cell, markdown_cell
 from ..inputs import read_input
+from ..jsonnumbers import NumberLimits, NumberRefused, load_strict_json
+from ..render import Renderer, StreamRenderer
 
 if TYPE_CHECKING:
-    from .blocks import Body, BodyWriter
+    from .blocks import BlockBodies, Body, BodyWriter
 
 BLOCKS_NAME = "blocks.json"  # beside each summary.json
 LINE_END = "\r\n"
@@ -159,8 +163,46 @@ class CsvWriter(_Writer):
         self._flush()
 
 
-#: `extract blocks --format`'s writers, each made on the (binary) file it writes.
-WRITERS: Dict[str, Callable[[IO[bytes]], "BodyWriter"]] = {"json": JsonWriter, "csv": CsvWriter}
+class _BlocksStream(StreamRenderer["BlockBodies"]):
+    """A format written body by body; `render` replays bodies kept whole (`keep`)."""
+
+    def writer(self, handle: IO[bytes]) -> "BodyWriter":
+        raise NotImplementedError
+
+    def render(self, result: "BlockBodies") -> bytes:
+        if len(result.bodies) != result.count:
+            raise ValueError("the bodies were not kept (BlockBodies(keep=True))")
+        out = io.BytesIO()
+        writer = self.writer(out)
+        writer.begin(result.profile, result.stages)
+        for body in result.bodies:
+            writer.body(body)
+        writer.end(result.statistics())
+        return out.getvalue()
+
+
+class BlocksJson(_BlocksStream):
+    name, suffix, media_type = "json", ".json", "application/json"
+
+    def writer(self, handle: IO[bytes]) -> "BodyWriter":
+        return JsonWriter(handle)
+
+
+class BlocksCsv(_BlocksStream):
+    name, suffix, media_type = "csv", ".csv", "text/csv"
+
+    def writer(self, handle: IO[bytes]) -> "BodyWriter":
+        return CsvWriter(handle)
+
+
+class BlocksMarkdown(Renderer["BlockBodies"]):
+    """The statistics only (block_statistics_markdown), with the IPUs of an anchor."""
+
+    name, suffix, media_type = "markdown", ".md", "text/markdown"
+
+    def render(self, result: "BlockBodies") -> bytes:
+        return block_statistics_markdown(result.statistics(), result.anchor_ipus)
+
 
 MARKDOWN_HEADER = "| stage | blocks | min | median | mean | max | stdev | min at | max at |"
 
@@ -208,47 +250,18 @@ def blocks_path(summary_path: StrPath) -> Path:
 
 
 # A blocks.json's whole numbers are cycles, steps and counts of a profile: SQLite's
-# 64-bit integers. One beyond them is refused as it is read (before any arithmetic, where
-# a 400-digit number would overflow a float), as is a number a float cannot hold, and a
-# fraction (a mean, a standard deviation of such cycles) beyond 2**64 either way: the
-# differences compare works out between two of them would overflow to infinity.
-_INT_LOW, _INT_HIGH = -(2**63), 2**63 - 1
-_INT_DIGITS = len(str(_INT_HIGH))
-_FLOAT_LIMIT = float(2**64)
-
-
-class _BadNumber(ValueError):
-    """A number no blocks.json holds."""
-
-
-def _shortened(text: str, limit: int = 20) -> str:
-    return (
-        text
-        if len(text) <= limit
-        else "{}... ({} digits)".format(text[:limit], len(text.lstrip("-")))
-    )
-
-
-def _read_int(text: str) -> int:
-    # The length first: int() of a long text is slow (and refused beyond 4300 digits).
-    if len(text.lstrip("-")) > _INT_DIGITS or not _INT_LOW <= int(text) <= _INT_HIGH:
-        raise _BadNumber("the whole number {} is beyond 64 bits".format(_shortened(text)))
-    return int(text)
-
-
-def _read_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):  # 1e400 (JSON has no NaN but by name)
-        raise _BadNumber("the number {} is beyond what a float holds".format(_shortened(text)))
-    if abs(value) > _FLOAT_LIMIT:
-        raise _BadNumber(
-            "the number {} is beyond 2**64, more than any cycle count".format(_shortened(text))
-        )
-    return value
-
-
-def _read_constant(name: str) -> NoReturn:
-    raise _BadNumber("{}, which is not a JSON number (its numbers are finite)".format(name))
+# 64-bit integers; a fraction (a mean, a standard deviation of such cycles) is at most
+# 2**64 either way: the differences compare works out between two of them would overflow
+# to infinity.
+BLOCKS_NUMBERS = NumberLimits(
+    whole_low=-(2**63),
+    whole_high=2**63 - 1,
+    fraction_limit=float(2**64),
+    whole_beyond="the whole number {counted} is beyond 64 bits",
+    not_held="the number {counted} is beyond what a float holds",
+    fraction_beyond="the number {counted} is beyond 2**64, more than any cycle count",
+    not_a_number="{name}, which is not a JSON number (its numbers are finite)",
+)
 
 
 def read_blocks_json(path: StrPath) -> dict:
@@ -258,15 +271,10 @@ def read_blocks_json(path: StrPath) -> dict:
     refuse with `not_blocks`."""
     raw = read_input(path, BlocksFileError)
     try:
-        data = json.loads(
-            raw.decode("utf-8"),
-            parse_int=_read_int,
-            parse_float=_read_float,
-            parse_constant=_read_constant,
-        )
+        data = load_strict_json(raw.decode("utf-8"), BLOCKS_NUMBERS)
     except UnicodeDecodeError:
         raise not_blocks(path, "not UTF-8 text") from None
-    except _BadNumber as exc:
+    except NumberRefused as exc:
         raise not_blocks(path, str(exc)) from None
     except ValueError as exc:
         raise not_blocks(path, "not JSON ({})".format(exc)) from None

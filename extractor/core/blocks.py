@@ -1,15 +1,14 @@
 """blocks.json: every body of every inference, its cycles per stage, and statistics over
 the bodies (docs/formats/blocks.md).
 
-`BlockBodies` rides along the summary's one pass over the step rows
-(`summary._one_pass`): it sees each notable row (kernels and marker candidates) once, in
-step order, and keeps per open body only a sum and a row count per stage. A closed body
-is handed to a writer (blocks.json or CSV, written as the pass goes, blockformats.py)
-and leaves behind one 4-byte value per stage it has, for the median: no list of rows,
-nor of bodies. `extract_blocks` reads the same step rows, from the same reader
-(trace.read_trace), in a pass of its own that does nothing else (`_bodies_pass`; the
-step tables only: no pva, no memory tables); a batch's `--blocks` gets the same
-accumulator from the summary's own pass (`summarize(blocks=True)`).
+`BlockBodies` is a consumer of the walk over the step rows (walk.py): it sees each
+notable row (kernels and marker candidates) once, in step order, but for the plain
+kernels, which the walk adds to the open body's sums itself; it keeps per open body only
+a sum and a row count per stage. A closed body is handed to a writer (blocks.json or
+CSV, written as the walk goes, blockformats.py) and leaves behind one 4-byte value per
+stage it has, for the median: no list of rows, nor of bodies. `extract_blocks` walks the
+step rows with it alone (the step tables only: no pva, no memory tables, no start or
+end); a run's `--blocks` adds it to the summary's own walk (`summarize(blocks=True)`).
 """
 
 import math
@@ -18,17 +17,12 @@ from array import array
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
-    Any,
-    Callable,
     Dict,
-    Iterable,
     List,
     NamedTuple,
     Optional,
     Protocol,
     Sequence,
-    Tuple,
-    Union,
 )
 
 from ..errors import ProfileError, StrPath, shown_path
@@ -39,14 +33,19 @@ from .steps import (
     BadValue,
     NameClass,
     SqlValue,
-    StepNames,
     sum64,
-    whole,
 )
-from .trace import compile_only_warning, no_anchor_warning, read_trace
+from .walk import (
+    Consumer,
+    bad_cycles,
+    compile_only_warning,
+    is_plain_kernel,
+    no_anchor_warning,
+    walk,
+)
 
 if TYPE_CHECKING:
-    from .profile import Profile
+    pass
 
 
 def median_stage_cycles(bodies: "BlockBodies") -> dict:
@@ -61,11 +60,6 @@ def stage_labels(rules: StageRules) -> List[str]:
         if label not in labels:
             labels.append(label)
     return labels
-
-
-def bad_cycles(step: SqlValue, cycles: SqlValue) -> None:
-    """Raise BadValue for a kernel row whose cycles are not a whole number."""
-    whole(cycles, "step {}: steps_by_ipu.cycles".format(step))
 
 
 class Body(NamedTuple):
@@ -145,15 +139,16 @@ class Statistic:
         }
 
 
-class BlockBodies:
-    """Cuts the step rows into bodies as they stream by (see `row`), in one pass.
+class BlockBodies(Consumer):
+    """Cuts the step rows into bodies as they stream by (see `notable`), in one walk.
 
     Body k opens at anchor A[k] and closes at the next anchor, or at the first
     output-begins step after A[k], whichever comes first; a body still open at the end
     runs to the end of the trace. Each closed body goes to `writer.body` (blockformats:
     blocks.json or CSV written as the pass goes) and into the statistics; it is kept
     (`bodies`, for `result`) only with `keep`. `writer.begin(label, stages)` is called
-    here, `writer.end(statistics)` by `finish`. `statistics=False`: none are gathered
+    by `begin` (a retry of the walk begins the writer again), `writer.end(statistics)`
+    by `finish`. `statistics=False`: none are gathered
     (for a reader that wants the bodies as they pass and their count: extract diff,
     extract trace)."""
 
@@ -170,10 +165,21 @@ class BlockBodies:
         self._label_index = {label: index for index, label in enumerate(self.stages)}
         self._stage_index: Dict[object, int] = {}  # NameClass -> index of its stage
         self._plain: Dict[object, int] = {}  # NameClass -> plain_index(it)
-        self.bodies: List[Body] = []
         self._keep = keep
         self._statistics = statistics
         self._writer = writer
+        self._reset()
+
+    adds_plain_kernels = True  # the walk adds a plain kernel row to `cycles` and `rows`
+
+    def begin(self) -> None:
+        """The walk's start, or its retry: no body yet, the writer begun (again)."""
+        self._reset()
+        if self._writer is not None:
+            self._writer.begin(self.profile, self.stages)
+
+    def _reset(self) -> None:
+        self.bodies: List[Body] = []
         self._stats = [Statistic() for _ in self.stages]
         self._total = Statistic()
         self._runs = array("i")
@@ -183,8 +189,8 @@ class BlockBodies:
         self._last_anchor = None
         self._first = None  # the open body's anchor step (None: no body open)
         self._run = 0
-        # The open body's cycles and kernel rows per stage (None: no body open); a
-        # pass may add a plain kernel row's to them itself (see `_bodies_pass`).
+        # The open body's cycles and kernel rows per stage (None: no body open); the
+        # walk adds a plain kernel row's to them itself.
         self.cycles: Optional[List[int]] = None
         self.rows: List[int] = []
         self._blocks_of_run: Dict[int, int] = {}
@@ -192,10 +198,8 @@ class BlockBodies:
         # their rows up), for blocks' markdown to say so.
         self.anchor_ipus = 0
         self._anchor_rows = 0
-        if writer is not None:
-            writer.begin(profile_label, self.stages)
 
-    def row(self, step: SqlValue, kind: SqlValue, cycles: SqlValue, classes: NameClass) -> None:
+    def notable(self, step: SqlValue, kind: SqlValue, cycles: SqlValue, classes: NameClass) -> None:
         """A notable row: its step, kind, cycles and NameClass. Rows of one step share
         their name and kind, so the first row of a step decides what the step is."""
         plain = self._plain.get(classes)
@@ -238,11 +242,13 @@ class BlockBodies:
 
     def plain_index(self, classes: NameClass) -> int:
         """The stage index of a kernel that is no anchor nor marker candidate; else -1."""
-        if classes.kernel and not (
-            classes.anchor or classes.input_delivered or classes.output_begins
-        ):
+        if is_plain_kernel(classes):
             return self._label_index[classes.stage]
         return -1
+
+    def stage_index(self, classes: NameClass) -> int:
+        """The index in `cycles` of a kernel's stage."""
+        return self._label_index[classes.stage]
 
     def _open(self, step: SqlValue) -> None:
         self._last_anchor = self._first = step
@@ -280,6 +286,8 @@ class BlockBodies:
         self._close(None)
         if self._writer is not None:
             self._writer.end(self.statistics())
+
+    end = finish  # the walk's end
 
     def _add_widening(self, number: int) -> None:
         """`_add(number)`, widening the values' arrays once a value is beyond 32 bits."""
@@ -364,11 +372,10 @@ def extract_blocks(
 
     path = Path(path)
     label = profile_label if profile_label is not None else shown_path(path)
+    bodies = BlockBodies(rules, label, writer, keep)
     try:
         with Profile(path, tables=STEP_TABLES, check_start_end=False) as profile:
-            bodies, any_rows = read_bodies(
-                profile, rules, lambda: BlockBodies(rules, label, writer, keep)
-            )
+            any_rows = walk(profile, rules, [bodies])
     except BadValue as exc:
         raise ProfileError(path, str(exc)) from exc
     warnings = []
@@ -377,63 +384,3 @@ def extract_blocks(
     elif not bodies.count:  # every anchor opens a body
         warnings.append(no_anchor_warning(rules))
     return BlocksExtraction(bodies, warnings)
-
-
-def read_bodies(
-    profile: "Profile", rules: StageRules, make_bodies: Callable[[], BlockBodies]
-) -> Tuple[BlockBodies, bool]:
-    """(BlockBodies, whether there were rows): the step rows read as the summary's pass
-    reads them (trace.read_trace: stored order where it is step order, else sorted),
-    with none of the summary's work: only the notable rows (a kernel or a marker
-    candidate) reach the accumulator, a fresh one (`make_bodies()`) for each attempt."""
-    programs, compute_sets = profile.names()
-    names = StepNames(programs, compute_sets, rules)
-    return read_trace(
-        profile, lambda batches: _bodies_pass(batches, names, make_bodies()), bodies=True
-    )
-
-
-def _bodies_pass(
-    batches: Iterable[list], names: StepNames, bodies: BlockBodies
-) -> Tuple[BlockBodies, bool]:
-    # compute set -> program -> what a row of the pair is: None (not notable), the stage
-    # index of a plain kernel (no anchor nor marker candidate: most notable rows, added
-    # to the open body here, with no call), else its NameClass for `bodies.row`. One
-    # lookup per row (plain dicts and two ints, as summary's PairTable and for its
-    # reasons). Any: the loop tells an index from a NameClass by `__class__ is int`
-    # (cheaper than isinstance, per row), which mypy does not narrow by.
-    table: Dict[SqlValue, Dict[SqlValue, Any]] = {}
-
-    def fill(compute_set: SqlValue, program: SqlValue) -> Union[int, NameClass, None]:
-        named = names[program, compute_set]
-        value = None
-        if named.notable:
-            index = bodies.plain_index(named.classes)
-            value = index if index >= 0 else named.classes
-        table.setdefault(compute_set, {})[program] = value
-        return value
-
-    row = bodies.row
-    any_rows = False
-    for batch in batches:
-        any_rows = True
-        for raw in batch:  # step, kind, cycles, program, compute_set
-            try:
-                what = table[raw[4]][raw[3]]
-            except KeyError:  # a pair met for the first time
-                what = fill(raw[4], raw[3])
-            if what is None:
-                continue
-            if what.__class__ is int:  # a plain kernel
-                cycles = bodies.cycles
-                if cycles is not None:  # in a body
-                    value = raw[2]
-                    if value.__class__ is int:
-                        cycles[what] += value
-                    elif value is not None:
-                        bad_cycles(raw[0], value)
-                    bodies.rows[what] += 1
-            else:
-                row(raw[0], raw[1], raw[2], what)
-    bodies.finish()
-    return bodies, any_rows

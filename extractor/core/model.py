@@ -8,13 +8,12 @@ objects, the attention exchanges and whether the pva facts are there. compare an
 batch index read summaries only through it.
 """
 
-import json
-import math
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, NoReturn, Optional, Union
 
 from ..errors import StrPath, SummaryFileError
 from ..inputs import NotRegular, read_regular
+from ..jsonnumbers import NumberLimits, NumberRefused, load_strict_json, short_number
 
 #: The file name of a summary: a batch writes one per profile, and compare, table and
 #: report find them by it below a folder.
@@ -241,7 +240,7 @@ def _check_kernel(kernel: dict, number: int, fail: Callable[[str], NoReturn]) ->
     if cycles is not None and not -_CYCLES_LIMIT <= cycles < _CYCLES_LIMIT:
         fail(
             "{} 'cycles' is {}: beyond the 64-bit integers a profile's cycles are".format(
-                where, _shortened(str(cycles))
+                where, short_number(str(cycles))
             )
         )
 
@@ -307,43 +306,18 @@ def _check(data: Any, source: StrPath) -> None:
 # ---- reading ---------------------------------------------------------------------------
 
 # A summary's whole numbers are SQLite's 64-bit integers, or (a device span) the
-# difference of two: never 2**64 or more either way.
+# difference of two: never 2**64 or more either way; its fractions are means of them.
 _WHOLE_LIMIT = 2**64
-
-
-class _BadNumber(ValueError):
-    """A number in a summary file that no summary holds (read anywhere in the file)."""
-
-
-def _shortened(text: str, limit: int = 20) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _read_int(text: str) -> int:
-    # The length first: int() of a long text is slow (and refused beyond 4300 digits).
-    digits = len(text.lstrip("-"))
-    if digits > len(str(_WHOLE_LIMIT)) or abs(int(text)) >= _WHOLE_LIMIT:
-        raise _BadNumber(
-            "the whole number {} ({} digits) is beyond the 64 bits of a summary's numbers".format(
-                _shortened(text), digits
-            )
-        )
-    return int(text)
-
-
-def _read_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # 1e400: JSON allows it, a float cannot hold it
-        raise _BadNumber("the number {} is beyond what a float holds".format(_shortened(text)))
-    if abs(value) > _WHOLE_LIMIT:  # a summary's floats are means of its whole numbers
-        raise _BadNumber(
-            "the number {} is beyond the 64 bits of a summary's numbers".format(_shortened(text))
-        )
-    return value
-
-
-def _read_constant(name: str) -> NoReturn:
-    raise _BadNumber("{}, which is not a JSON number (a summary's numbers are finite)".format(name))
+SUMMARY_NUMBERS = NumberLimits(
+    whole_low=-(_WHOLE_LIMIT - 1),
+    whole_high=_WHOLE_LIMIT - 1,
+    fraction_limit=float(_WHOLE_LIMIT),
+    whole_beyond="the whole number {short} ({digits} digits) is beyond the 64 bits of a "
+    "summary's numbers",
+    not_held="the number {short} is beyond what a float holds",
+    fraction_beyond="the number {short} is beyond the 64 bits of a summary's numbers",
+    not_a_number="{name}, which is not a JSON number (a summary's numbers are finite)",
+)
 
 
 def _load(path: Path) -> Any:
@@ -358,15 +332,10 @@ def _load(path: Path) -> Any:
     except OSError as exc:
         raise SummaryFileError(path, "cannot read: {}".format(exc.strerror or exc)) from exc
     try:
-        return json.loads(
-            raw.decode("utf-8"),
-            parse_int=_read_int,
-            parse_float=_read_float,
-            parse_constant=_read_constant,
-        )
+        return load_strict_json(raw.decode("utf-8"), SUMMARY_NUMBERS)
     except UnicodeDecodeError:
         raise SummaryFileError(path, "not a summary: not UTF-8 text") from None
-    except _BadNumber as exc:
+    except NumberRefused as exc:
         raise SummaryFileError(path, "not a summary: {}".format(exc)) from exc
     except ValueError as exc:
         raise SummaryFileError(path, "not a summary: not JSON ({})".format(exc)) from exc

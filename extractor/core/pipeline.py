@@ -55,7 +55,7 @@ def extract_profile(
     (default: the path). `on_extracted(extraction)` is called once the summary is made,
     before anything is written (to print its warnings).
     """
-    # -> Tuple[Extraction, bytes] once batch/item.py narrows Extraction.blocks (an
+    # -> Tuple[Extraction, bytes] once run/batch/item.py narrows Extraction.blocks (an
     # Optional[BlockBodies]) before median_stage_cycles, which takes a BlockBodies.
     if not csv and not blocks:
         extraction = summarize(profile, rules, use_pva=use_pva, profile_label=profile_label)
@@ -75,9 +75,9 @@ def extract_profile(
     with atomic_files(paths, strict) as handles:
         writer = None
         if blocks:  # blocks.json is written body by body during the pass
-            from .blockformats import JsonWriter
+            from .blockformats import BlocksJson
 
-            writer = JsonWriter(handles[-2])
+            writer = BlocksJson().writer(handles[-2])
         if csv:
             from .steptables import step_tables_on
 

@@ -31,10 +31,9 @@ REQUIRED_COLUMNS = {
     "memory_by_tile": ("total",),
 }
 
-#: A row of `Profile.step_rows`: (step, kind, cycles, active_tiles, start, end, program,
-#: compute_set), as SQLite gives them (a column may hold any storage class: the reader
-#: checks what it uses); `step_row_batches(bodies=True)`: (step, kind, cycles, program,
-#: compute_set).
+#: A row of `Profile.step_rows`: (step, kind, cycles, program, compute_set, active_tiles,
+#: start, end), as SQLite gives them (a column may hold any storage class: the reader
+#: checks what it uses); `step_row_batches(times=False)`: the first five only.
 RawStepRow = Tuple[Any, ...]
 
 #: The tables the step rows come from (all blocks.json needs).
@@ -63,32 +62,26 @@ _MISSING_HINTS = {
 # figures), but SQLite cannot know that: the reader checks it row by row and falls back
 # to the sorted query (`step_row_batches(stored_order=True)`).
 _STEP_ROWS = """
-SELECT s.id, s.type, i.cycles, i.active_tiles,
+SELECT s.id, s.type, i.cycles, s.program, s.compute_set, i.active_tiles,
        i.cycles_base + i.active_cycles_from_min,
-       i.cycles_base + i.active_cycles_to_max,
-       s.program, s.compute_set
+       i.cycles_base + i.active_cycles_to_max
 FROM steps_by_ipu AS i
-JOIN steps AS s ON s.id = i.step_id
+JOIN steps AS s ON s.id = i.step_id{}
 ORDER BY {}
 """
 
-# The same rows with only what blocks.json needs (no start or end: no sums per row).
+# The same rows with only what blocks.json needs (no tiles, start or end: no sums per
+# row; each more column costs as much as a fifth of the loop over the rows).
 _BODY_ROWS = """
 SELECT s.id, s.type, i.cycles, s.program, s.compute_set
 FROM steps_by_ipu AS i
-JOIN steps AS s ON s.id = i.step_id
+JOIN steps AS s ON s.id = i.step_id{}
 ORDER BY {}
 """
 
-# The rows of a range of steps, for one body (extract diff): what a unit of it sums. A
-# filter on i.step_id is tested before the join, in the scan of steps_by_ipu.
-_STEP_RANGE = """
-SELECT s.id, s.type, i.cycles, i.active_tiles, s.program, s.compute_set
-FROM steps_by_ipu AS i
-JOIN steps AS s ON s.id = i.step_id
-WHERE i.step_id >= ?{}
-ORDER BY {}
-"""
+# The rows of a range of steps (one body, for extract diff): a filter on i.step_id is
+# tested before the join, in the scan of steps_by_ipu.
+_STEP_RANGE = "\nWHERE i.step_id >= ?{}"
 
 # Whole scans of small tables (a row per program, per compute set). A name stored as a
 # number or a blob is still a label: read as SQLite's text of it.
@@ -137,7 +130,7 @@ class Profile(SQLiteFile):
     tables (for `extract inspect`); step_rows and the aggregates then need them to be
     present. `tables`: the names of REQUIRED_COLUMNS to require (default: all of them;
     blocks.json needs only the step tables, STEP_TABLES). `check_start_end=False`: a
-    reader that never asks for start and end (`step_row_batches(bodies=True)`) does not
+    reader that never asks for start and end (`step_row_batches(times=False)`) does not
     have them checked.
     """
 
@@ -218,8 +211,8 @@ class Profile(SQLiteFile):
                 )
 
     def step_rows(self) -> Generator[RawStepRow, None, None]:
-        """Raw step rows in spec order: (step, kind, cycles, active_tiles, start, end,
-        program, compute_set). Streamed: SQLite hands them over as they are read."""
+        """Raw step rows in spec order: (step, kind, cycles, program, compute_set,
+        active_tiles, start, end). Streamed: SQLite hands them over as they are read."""
         for batch in self.step_row_batches():
             yield from batch
 
@@ -230,7 +223,11 @@ class Profile(SQLiteFile):
         return self._steps_by_ipu_has_rowid and self._steps_id_is_rowid
 
     def step_row_batches(
-        self, size: int = 256, stored_order: bool = False, bodies: bool = False
+        self,
+        size: int = 256,
+        stored_order: bool = False,
+        times: bool = True,
+        steps: Optional[Tuple[int, Optional[int]]] = None,
     ) -> Generator[List[RawStepRow], None, None]:
         """The rows of `step_rows` in lists of up to `size`, for a caller that loops over
         a million of them: a list is looped over faster than a generator is resumed.
@@ -238,20 +235,28 @@ class Profile(SQLiteFile):
         `stored_order=True` (when `can_read_in_stored_order`) gives steps_by_ipu's rows
         in the order they are stored, unsorted: the spec's order only if the table is
         stored in step order, which the caller must check as the rows come (a step id
-        smaller than the one before), and then read again without it. `bodies=True`:
-        only (step, kind, cycles, program, compute_set), what blocks.json needs."""
-        if stored_order and self.can_read_in_stored_order:
+        smaller than the one before), and then read again without it. `times=False`:
+        the first five columns only (no active_tiles, start or end: blocks.json needs
+        none of them). `steps=(first, end)`: only the rows with first <= step < end
+        (end None: to the end of the trace), sorted."""
+        where = ""
+        values: List[int] = []
+        if steps is not None:
+            first, end = steps
+            where = _STEP_RANGE.format("" if end is None else " AND i.step_id < ?")
+            values = [first] if end is None else [first, end]
+        if stored_order and self.can_read_in_stored_order and steps is None:
             order = "i.rowid"
         else:
             order = "s.id, i.rowid" if self._steps_by_ipu_has_rowid else "s.id"
-        sql = (_BODY_ROWS if bodies else _STEP_ROWS).format(order)
+        sql = (_STEP_ROWS if times else _BODY_ROWS).format(where, order)
         done = 0
         try:
             # Fast path: SQLite's text taken as valid UTF-8. A kind that is not (met
             # rarely) restarts the query with the lenient reader, after the rows given.
             self.db.text_factory = str
             try:
-                cursor = self.db.execute(sql)
+                cursor = self.db.execute(sql, values)
                 while True:
                     batch = cursor.fetchmany(size)
                     if not batch:
@@ -266,7 +271,7 @@ class Profile(SQLiteFile):
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc
         try:
-            cursor = self.db.execute(sql)
+            cursor = self.db.execute(sql, values)
             for _ in itertools.islice(cursor, done):
                 pass
             while True:
@@ -274,23 +279,6 @@ class Profile(SQLiteFile):
                 if not batch:
                     return
                 yield batch
-        except SQL_ERRORS as exc:
-            raise self.error(exc) from exc
-
-    def step_range_rows(self, first: int, end: Optional[int]) -> Generator[RawStepRow, None, None]:
-        """The step rows with `first <= step < end` (`end` None: to the end of the trace)
-        in the spec's order, as (step, kind, cycles, active_tiles, program, compute_set):
-        one body's rows, streamed."""
-        order = "s.id, i.rowid" if self._steps_by_ipu_has_rowid else "s.id"
-        sql = _STEP_RANGE.format("" if end is None else " AND i.step_id < ?", order)
-        values = [first] if end is None else [first, end]
-        try:
-            cursor = self.db.execute(sql, values)
-            while True:
-                batch = cursor.fetchmany(256)
-                if not batch:
-                    return
-                yield from batch
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc
 

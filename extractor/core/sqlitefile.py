@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, NoReturn, Sequence, TypeVar, Union
 from urllib.parse import quote
 
+from ..deadline import raise_interrupted, watch_connection
 from ..errors import ProfileError, StrPath
 from ..inputs import NotRegular, not_regular, open_regular
-from ..timelimit import raise_interrupted, watch_connection
 
 #: What a sum beyond SQLite's 64-bit integers is called, in SQL (here) as in Python
 #: (steps.sum64): the same words for the same fault of the profile.

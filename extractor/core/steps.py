@@ -258,7 +258,7 @@ class PairTable:
 
 def make_step_row(raw: "RawStepRow", named: NamedStep) -> StepRow:
     """A StepRow from a raw row of Profile.step_rows and its NamedStep."""
-    step, kind, cycles, tiles, start, end, program, compute_set = raw
+    step, kind, cycles, program, compute_set, tiles, start, end = raw
     return StepRow(
         step, kind, named.name, cycles, tiles, start, end, program, compute_set, named.classes
     )
@@ -269,4 +269,4 @@ def step_rows(profile: "Profile", rules: StageRules) -> Iterator[StepRow]:
     programs, compute_sets = profile.names()
     names = StepNames(programs, compute_sets, rules)
     for raw in profile.step_rows():
-        yield make_step_row(raw, names[raw[6], raw[7]])
+        yield make_step_row(raw, names[raw[3], raw[4]])

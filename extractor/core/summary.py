@@ -1,22 +1,16 @@
-"""From a profile to its summary: the start/end check (at opening), one pass over the step
+"""From a profile to its summary: the start/end check (at opening), one walk over the step
 rows, then the two aggregate queries.
 
-The rows come in the spec's order from trace.read_trace (as stored when that is step
-order, else sorted: see `_read_trace`). The pass feeds two accumulators: `FirstBody` (the
-anchors and the kernel rows between the first two of them) and `DeviceSpans` (each
-inference's device time); with blocks, a third (blocks.BlockBodies) rides along. Only the
-first body's kernel rows ever ask pva for their facts, unless a `step_sink` (the step
-tables of `--csv`) is given: it sees every row of the same pass, with the facts and
-whether the row is in the first body.
-
-A trace has millions of rows, so the pass does little per row (see `_one_pass`): rows
-stay the tuples SQLite gives, their names are looked up once per (program, compute set)
-pair, and a StepRow is made only for the first body's kernels (and, with a step sink,
-for every row).
+The walk (walk.py) feeds two consumers: `FirstBody` (the anchors and the kernel rows
+between the first two of them) and `DeviceSpans` (each inference's device time); with
+blocks, a third (blocks.BlockBodies) rides along, and with a `step_sink` (the step
+tables of `--csv`) a fourth sees every row, with the facts and whether the row is in the
+first body. Only the first body's kernel rows ever ask pva for their facts, unless a
+step sink is given.
 """
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, List, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, List, NamedTuple, Optional, Tuple, Union
 
 from ..errors import ProfileError, StrPath, shown_path
 from .model import summary_dict
@@ -24,19 +18,16 @@ from .profile import Profile, RawStepRow
 from .pvafacts import NoPvaFacts, PvaFacts, PvaModule, StepFacts, import_pva
 from .rules import StageRules, load_rules
 from .steps import (
-    DEVICE_KINDS,
     INPUT_DELIVERED_KIND,
-    OUTPUT_BEGINS_KIND,
     BadValue,
     NamedStep,
     SqlValue,
-    StepNames,
     StepRow,
     StepSink,
     make_step_row,
     whole,
 )
-from .trace import compile_only_warning, no_anchor_warning, read_trace
+from .walk import Consumer, compile_only_warning, no_anchor_warning, walk
 
 if TYPE_CHECKING:  # blocks.py is imported only by a run that asks for blocks.json
     from .blocks import BlockBodies, BodyWriter
@@ -59,20 +50,26 @@ class Extraction(NamedTuple):
     blocks: Optional["BlockBodies"] = None
 
 
-class FirstBody:
+class FirstBody(Consumer):
     """Counts anchors (distinct steps) and keeps the kernel rows with A[0] <= step < A[1]."""
 
-    def __init__(self) -> None:
+    times = True  # its rows become StepRows, with their start and end
+
+    def begin(self) -> None:
         self.anchors = 0
         self.kernels: List[StepRow] = []
         self._last_anchor: SqlValue = None
+        self.plain_kernels = True
 
-    def add(self, raw: RawStepRow, named: NamedStep) -> None:
-        """A kernel row (raw, from Profile.step_rows) and its name."""
+    def kernel(self, raw: RawStepRow, named: NamedStep) -> None:
+        """A kernel row (raw, from Profile.step_rows) and its name: past the first body,
+        only anchors still matter (counted as QKV executions)."""
         classes = named.classes
         if classes.anchor and raw[0] != self._last_anchor:
             self.anchors += 1
             self._last_anchor = raw[0]
+            if self.anchors > 1:
+                self.plain_kernels = False
         if self.anchors == 1:
             self.kernels.append(make_step_row(raw, named))
 
@@ -82,23 +79,27 @@ class FirstBody:
         return self.anchors == 1
 
 
-class DeviceSpans:
-    """max(end) - min(start) of the device rows of each inference, in one pass.
+class DeviceSpans(Consumer):
+    """max(end) - min(start) of the device rows of each inference, in one walk.
 
     An inference opens at an input-delivered step and closes at the first output-begins
     step after it; several may be open at once, and all close together. Device rows are
     folded into one segment per opening, so closing costs one sweep over the open ones.
     """
 
+    times = True
+
     def __init__(self, rules: StageRules) -> None:
         self.rules = rules
-        self.spans: List[dict] = []
+
+    def begin(self) -> None:
+        self.spans: List[int] = []
         self.warnings: List[str] = []
         self.saw_input = False
         self._open: List[int] = []  # input-delivered steps still waiting for output
         self._segments: List[list] = []  # [min start, max end] of device rows since each opening
 
-    def fold(self, low: SqlValue, high: SqlValue) -> None:
+    def devices(self, low: SqlValue, high: SqlValue) -> None:
         """Device rows seen since the last marker row, as their min start and max end:
         they belong to the newest open inference's segment (to none when none is open)."""
         if self._segments:
@@ -109,8 +110,8 @@ class DeviceSpans:
                 segment[1] = high
 
     def marker(self, step: SqlValue, kind: str) -> None:
-        """An input-delivered or output-begins row (kind and name both match); call
-        fold() first with the device rows before it."""
+        """An input-delivered or output-begins row (kind and name both match); the walk
+        calls devices() first with the device rows before it."""
         if kind == INPUT_DELIVERED_KIND:
             self.saw_input = True
             if not self._open or self._open[-1] != step:
@@ -147,6 +148,8 @@ class DeviceSpans:
         self._open, self._segments = [], []
 
     def finish(self) -> None:
+        """The warnings of inferences left open and of a trace with no input (said only
+        of a trace with rows, by the summary)."""
         for step in self._open:
             self.warnings.append(
                 "no output-begins step ({!r}) after the input delivered at step {}: that "
@@ -161,93 +164,22 @@ class DeviceSpans:
             )
 
 
-_Passed = Tuple[FirstBody, DeviceSpans, bool, Optional["BlockBodies"]]
+class _SinkRows(Consumer):
+    """A step sink (steptables.StepTables, say) as a consumer: every row as a StepRow,
+    with the facts and whether it is in the first body (after `first_body` saw it). It
+    sees each row once: the walk reads sorted rows from the start."""
 
+    restartable = False
+    times = True
+    every_row = True
 
-def _read_trace(
-    profile: Profile,
-    rules: StageRules,
-    step_sink: Optional[StepSink],
-    facts: StepFacts,
-    blocks_factory: Optional[Callable[[], "BlockBodies"]] = None,
-    sql_names: Optional[Tuple[dict, dict]] = None,
-) -> _Passed:
-    """(FirstBody, DeviceSpans, whether there were rows, the blocks accumulator or None):
-    the pass over the step rows (trace.read_trace: stored order where it is step order,
-    else sorted; the pass may be made twice). `blocks_factory()` makes a fresh
-    accumulator of every body's kernel rows (blocks.BlockBodies) for each attempt of the
-    pass. A `step_sink` sees each row once, so it gets sorted rows from the start."""
-    program_names, compute_set_names = sql_names if sql_names is not None else profile.names()
-    names = StepNames(program_names, compute_set_names, rules, all_notable=step_sink is not None)
+    def __init__(self, sink: StepSink, facts: StepFacts, first_body: FirstBody) -> None:
+        self.sink = sink
+        self.facts = facts
+        self.first_body = first_body
 
-    def one_pass(batches: Iterable[list]) -> _Passed:
-        return _one_pass(
-            batches,
-            names,
-            rules,
-            step_sink,
-            facts,
-            blocks=blocks_factory() if blocks_factory else None,
-        )
-
-    return read_trace(profile, one_pass, sorted_only=step_sink is not None)
-
-
-def _one_pass(
-    batches: Iterable[list],
-    names: StepNames,
-    rules: StageRules,
-    step_sink: Optional[StepSink],
-    facts: StepFacts,
-    blocks: Optional["BlockBodies"] = None,
-) -> _Passed:
-    """Most rows are exchange or compute rows that only widen the current inference's
-    [min start, max end]: that is done here, on local variables, and handed to `spans`
-    at the next marker row. The rest, "notable" rows (kernels and marker candidates, a
-    quarter of the rows; every row for a `step_sink`, which gets each as a StepRow), take
-    the general path below. Once the first body is over, kernel rows that are not
-    anchors no longer need it (`StepNames.counted`), unless `blocks` (every body's
-    kernel rows) is given: it sees every notable row."""
-    body, spans = FirstBody(), DeviceSpans(rules)
-    notable, fill = names.notable.rows, names.notable.fill
-    body_over = blocks is not None  # with blocks, every kernel row stays notable
-    block_row = blocks.row if blocks is not None else None
-    markers = {INPUT_DELIVERED_KIND: "input_delivered", OUTPUT_BEGINS_KIND: "output_begins"}
-    low = high = None  # of the device rows since the last marker row
-    any_rows = False
-    for batch in batches:
-        any_rows = True
-        for raw in batch:
-            step, kind, _, _, start, end, program, compute_set = raw
-            try:
-                is_notable = notable[compute_set][program]
-            except KeyError:  # a pair met for the first time
-                is_notable = fill(compute_set, program)
-            if is_notable:
-                named = names[program, compute_set]
-                classes = named.classes
-                if kind in markers and getattr(classes, markers[kind]):
-                    spans.fold(low, high)  # the device rows before the marker
-                    low = high = None
-                    spans.marker(step, kind)
-                if block_row is not None:
-                    block_row(step, kind, raw[2], classes)
-                if classes.kernel:
-                    body.add(raw, named)
-                    if not body_over and body.anchors > 1:
-                        body_over = True
-                        notable, fill = names.counted.rows, names.counted.fill
-                if step_sink is not None:
-                    step_sink(make_step_row(raw, named), facts, body.in_body)
-            if kind in DEVICE_KINDS:  # never a marker's kind
-                if start is not None and (low is None or start < low):
-                    low = start
-                if end is not None and (high is None or end > high):
-                    high = end
-    spans.fold(low, high)
-    if blocks is not None:
-        blocks.finish()
-    return body, spans, any_rows, blocks
+    def row(self, raw: RawStepRow, named: NamedStep) -> None:
+        self.sink(make_step_row(raw, named), self.facts, self.first_body.in_body)
 
 
 def summarize(
@@ -301,10 +233,10 @@ def _summarize(
     blocks: _BlocksAsked,
 ) -> Extraction:
     with Profile(path) as profile:
-        return _pass(profile, path, rules, pva, use_pva, profile_label, step_sink, blocks)
+        return _summary_of(profile, path, rules, pva, use_pva, profile_label, step_sink, blocks)
 
 
-def _pass(
+def _summary_of(
     profile: Profile,
     path: Path,
     rules: StageRules,
@@ -323,21 +255,20 @@ def _pass(
         facts = PvaFacts(pva if pva is not None else import_pva(), path)
     warnings = []
     label = profile_label if profile_label is not None else shown_path(path)
-    blocks_factory = None
+    body, spans = FirstBody(), DeviceSpans(rules)
+    consumers: List[Consumer] = [body, spans]
+    bodies: Optional[BlockBodies] = None
     if blocks is not None:
-        from .blocks import BlockBodies  # only a run asked for blocks.json needs it
+        from . import blocks as block_bodies  # only a run asked for blocks.json needs it
 
         writer = blocks[0]
-
-        def blocks_factory() -> BlockBodies:
-            return BlockBodies(rules, label, writer, keep=writer is None)
-
+        bodies = block_bodies.BlockBodies(rules, label, writer, keep=writer is None)
+        consumers.append(bodies)
+    if step_sink is not None:
+        consumers.append(_SinkRows(step_sink, facts, body))
     names = profile.names()
     facts.expect_names(*names)  # pva must name each program and compute set as SQL does
-    body, spans, any_rows, bodies = _read_trace(
-        profile, rules, step_sink, facts, blocks_factory, names
-    )
-    if not any_rows:
+    if not walk(profile, rules, consumers, names):
         warnings.append(compile_only_warning())
     else:
         if body.anchors == 0:

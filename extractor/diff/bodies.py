@@ -1,22 +1,22 @@
 """One side of a diff: a body of a profile, read as units (one per step), and the facts of
 its profile that make two bodies more or less comparable.
 
-The body is found as blocks.json finds it (core/blocks.py: the same pass over the step
-rows, so `run` and `block` number the bodies exactly as `extract blocks` does), keeping
-no statistics and no body but the one asked for. Its rows are then read again, by their
-step range only, and summed per step: a unit. Only that body's rows are ever held.
+The body is found as blocks.json finds it (core/blocks.py's BlockBodies on the walk over
+the step rows, so `run` and `block` number the bodies exactly as `extract blocks` does),
+keeping no statistics and no body but the one asked for. The walk then reads its step
+range only, and `BodyUnits` sums its rows per step: a unit. Only that body's rows are
+ever held.
 """
 
-import itertools
-import operator
 from pathlib import Path
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..core.blocks import BlockBodies, Body, read_bodies
+from ..core.blocks import BlockBodies, Body
 from ..core.profile import STEP_TABLES, Profile
 from ..core.pvafacts import NoPvaFacts, PvaFacts, PvaModule, StepFacts, SummaryFacts
 from ..core.rules import StageRules
-from ..core.steps import BadValue, StepNames, sum64, whole
+from ..core.steps import BadValue, NamedStep, sum64, whole
+from ..core.walk import Consumer, walk
 from ..errors import ProfileError, UsageError
 
 #: (run, block) of a body, as blocks.json numbers them.
@@ -149,18 +149,16 @@ def read_side(
     try:
         with Profile(path, tables=STEP_TABLES + ("memory_by_tile",), check_start_end=False) as db:
             sql_names = db.names()
-            found, _ = read_bodies(
-                db, rules, lambda: BlockBodies(rules, label, finder, statistics=False)
-            )
+            found = BlockBodies(rules, label, finder, statistics=False)
+            walk(db, rules, [found], sql_names)
             body = finder.found
             if body is None:
                 raise finder.missing(label, option, rules)
             facts: SummaryFacts = NoPvaFacts() if pva is None else PvaFacts(pva, path)
             facts.expect_names(*sql_names)
+            units = BodyUnits(facts)
             try:
-                units = _units(
-                    db.step_range_rows(body.first_step, body.end_step), sql_names, rules, facts
-                )
+                walk(db, rules, [units], sql_names, steps=(body.first_step, body.end_step))
             except LongBody:
                 raise _long_body(label, option if wanted else "", body) from None
             tiles = db.tile_count()
@@ -172,7 +170,7 @@ def read_side(
         body.block,
         body.first_step,
         body.end_step,
-        units,
+        units.units,
         tiles,
         found.inferences,
         found.count,
@@ -199,44 +197,63 @@ def _long_body(label: str, option: str, body: Body) -> UsageError:
     )
 
 
-def _units(
-    rows: Iterable[tuple],
-    sql_names: Tuple[dict, dict],
-    rules: StageRules,
-    facts: StepFacts,
-) -> List[Unit]:
-    """The rows (step, kind, cycles, active_tiles, program, compute_set), in step order,
-    summed per step. A NULL cycles or active_tiles adds nothing, as in SQL's sum.
-    LongBody at a step past the MAX_STEPS-th."""
-    names = StepNames(sql_names[0], sql_names[1], rules)
-    # (program, compute set, kind) -> what a unit of it shows but its step and sums:
-    # the same for every step of the pair, asked of names and pva once.
-    known: Dict[
-        Tuple[object, object, object], Tuple[str, str, str, Optional[str], Optional[int]]
-    ] = {}
-    units: List[Unit] = []
-    append = units.append
-    for step, of_step in itertools.groupby(rows, key=operator.itemgetter(0)):
-        if len(units) == MAX_STEPS:
-            raise LongBody()
-        step_rows = list(of_step)  # a row per IPU
-        _, kind, cycles, tiles, program, compute_set = step_rows[0]  # the pair: every row's
+class BodyUnits(Consumer):
+    """The rows of one body, summed per step into Units, as the walk over the body's
+    steps hands them (`walk(steps=...)`). A NULL cycles or active_tiles adds nothing, as
+    in SQL's sum. LongBody at the first row of a step past the MAX_STEPS-th."""
+
+    restartable = False  # a range of steps is read sorted, once
+    times = True  # active_tiles
+    every_row = True
+
+    def __init__(self, facts: StepFacts) -> None:
+        self.facts = facts
+
+    def begin(self) -> None:
+        self.units: List[Unit] = []
+        self._rows: List[tuple] = []  # the rows of the step being read, a row per IPU
+        self._named: Optional[NamedStep] = None
+        # (program, compute set, kind) -> what a unit of it shows but its step and
+        # sums: the same for every step of the pair, asked of names and pva once.
+        self._known: Dict[
+            Tuple[object, object, object], Tuple[str, str, str, Optional[str], Optional[int]]
+        ] = {}
+
+    def row(self, raw: tuple, named: NamedStep) -> None:
+        if self._rows and raw[0] != self._rows[0][0]:
+            self._close()
+            if len(self.units) == MAX_STEPS:
+                raise LongBody()
+        if not self._rows:
+            self._named = named
+        self._rows.append(raw)
+
+    def end(self) -> None:
+        if self._rows:
+            self._close()
+
+    def _close(self) -> None:
+        """The step read so far, as a unit."""
+        step_rows, self._rows = self._rows, []
+        step, kind, cycles, program, compute_set, tiles = step_rows[0][:6]  # the pair: every row's
         if len(step_rows) > 1 or cycles.__class__ is not int or tiles.__class__ is not int:
             where = "step {}: steps_by_ipu.".format(step)
             cycles = sum64(sum(whole(row[2], where + "cycles") or 0 for row in step_rows))
-            tiles = sum64(sum(whole(row[3], where + "active_tiles") or 0 for row in step_rows))
-        shown = known.get((program, compute_set, kind))
+            tiles = sum64(sum(whole(row[5], where + "active_tiles") or 0 for row in step_rows))
+        shown = self._known.get((program, compute_set, kind))
         if shown is None:
-            named = names[program, compute_set]
-            shown = known[program, compute_set, kind] = (
+            named = self._named
+            assert named is not None  # the first row of the step's
+            shown = self._known[program, compute_set, kind] = (
                 _kind_text(kind),
                 named.name,
                 named.classes.stage,
-                facts.vertices(compute_set),
-                facts.max_exchange_code_bytes(program),
+                self.facts.vertices(compute_set),
+                self.facts.max_exchange_code_bytes(program),
             )
-        append(Unit(step, shown[0], shown[1], shown[2], cycles, tiles, shown[3], shown[4]))
-    return units
+        self.units.append(
+            Unit(step, shown[0], shown[1], shown[2], cycles, tiles, shown[3], shown[4])
+        )
 
 
 def _kind_text(kind: object) -> str:

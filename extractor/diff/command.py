@@ -1,17 +1,18 @@
 """`extract diff BASE CANDIDATE`: the library function the command runs."""
 
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, Type, cast
 
 from ..core.blocks import stage_labels
 from ..core.pvafacts import PvaModule, import_pva
 from ..core.rules import StageRules
+from ..deadline import reading
 from ..errors import ProfileError, UsageError, shown_path
-from ..timelimit import reading
+from ..render import DIFF_FORMATS
 from ..wholetext import MAX_DIGITS, read_whole, shown_text
 from .accounting import explain
 from .bodies import BodyKey, read_side
-from .formats import DEFAULT_TOP, FORMATS
+from .formats import DEFAULT_TOP, DiffRenderer
 
 Say = Callable[[str, str], None]
 
@@ -85,13 +86,13 @@ def run_diff(
     before anything is written, when `use_pva` and pva cannot be imported. The diff says
     nothing but errors: `quiet` changes nothing."""
     from ..output import write_output
-    from ..single import STDOUT, bounded, file_outputs, in_compiled_code
-    from ..targets import check_outputs
+    from ..outputchecks import check_outputs
+    from ..run.single import STDOUT, bounded, file_outputs, in_compiled_code
 
     if top < 0:
         raise UsageError("--top {}: give how many step changes to list (0 or more)".format(top))
-    if output_format not in FORMATS:
-        raise UsageError("--format {}: one of {}".format(output_format, ", ".join(FORMATS)))
+    if output_format not in DIFF_FORMATS:
+        raise UsageError("--format {}: one of {}".format(output_format, ", ".join(DIFF_FORMATS)))
     wanted = parse_body("--block", block)
     candidate_wanted = parse_body("--candidate-block", candidate_block)
     target = output or STDOUT
@@ -103,5 +104,6 @@ def run_diff(
         diff = diff_profiles(
             base, candidate, rules, block=wanted, candidate_block=candidate_wanted, pva=pva
         )
-        write_output(target, FORMATS[output_format](diff, top))
+        renderer = cast(Type[DiffRenderer], DIFF_FORMATS[output_format])  # each takes `top`
+        write_output(target, renderer(top=top).render(diff))
     return diff

@@ -1,6 +1,8 @@
 """The diff written out: JSON (the model as it is), CSV (one line per step entry) and
-markdown (for a person at a terminal or in a pull request). Each reads the dict that
-accounting.explain makes; none computes a number of its own but the percent."""
+markdown (for a person at a terminal or in a pull request), a renderer (extractor.render)
+each, registered in render.DIFF_FORMATS. Each reads the dict that accounting.explain
+makes; none computes a number of its own but the percent. `top` (markdown's --top) is
+every renderer's option, used by markdown alone."""
 
 import csv
 import io
@@ -10,6 +12,7 @@ from ..core.metrics import percent_change
 from ..core.steptables import LINE_END
 from ..core.summary_json import summary_bytes
 from ..escaping import csv_cell, markdown_cell, markdown_code
+from ..render import Renderer
 
 #: How many step entries the markdown lists by default (--top).
 DEFAULT_TOP = 20
@@ -238,8 +241,29 @@ def _last_line(diff: dict) -> str:
     )
 
 
-FORMATS: Dict[str, Callable[[dict, int], bytes]] = {
-    "markdown": to_markdown,
-    "json": to_json,
-    "csv": to_csv,
-}
+class DiffRenderer(Renderer[dict]):
+    """A format of the diff; `top`: how many step entries markdown lists."""
+
+    def __init__(self, top: int = DEFAULT_TOP) -> None:
+        self.top = top
+
+
+class DiffMarkdown(DiffRenderer):
+    name, suffix, media_type = "markdown", ".md", "text/markdown"
+
+    def render(self, result: dict) -> bytes:
+        return to_markdown(result, self.top)
+
+
+class DiffJson(DiffRenderer):
+    name, suffix, media_type = "json", ".json", "application/json"
+
+    def render(self, result: dict) -> bytes:
+        return to_json(result)
+
+
+class DiffCsv(DiffRenderer):
+    name, suffix, media_type = "csv", ".csv", "text/csv"
+
+    def render(self, result: dict) -> bytes:
+        return to_csv(result)

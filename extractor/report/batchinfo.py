@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..batch.index import latest_by_output, read_entries
 from ..core.blockformats import blocks_path, check_blocks, read_blocks_json
+from ..readback.index import latest_by_output, read_entries
 
 FAILED = "failed"
 

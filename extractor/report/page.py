@@ -1,17 +1,18 @@
 """The report page: what it shows (`build_page`), and the HTML (`render_page`), made by
 the Jinja2 templates in templates/ with autoescaping on, so that every label and name
-from a profile reaches the page as text, never as markup.
+from a profile reaches the page as text, never as markup; the chart's inline SVG is drawn
+by extractor.barchart, whose `html_text` escapes as the templates do.
 
 The page is one file: styles, the SVG chart and the sorting script are inline, and
 nothing is fetched (no fonts, no images, no framework). Every number is in the HTML
 itself; the script only reorders rows, so the page reads the same with scripts off.
 """
 
-import math
 from datetime import datetime, timezone
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .. import __version__
+from ..barchart import STAGE_COLOURS, StackedChart, stacked_bars, stacked_bars_svg
 from ..core.blockformats import BLOCKS_NAME
 from ..core.metrics import (
     ALLOCATED_MEMORY,
@@ -28,8 +29,8 @@ from ..core.metrics import (
     percent_change,
 )
 from ..errors import BlocksFileError
-from ..provenance import blocks_belonging, record_note, stale_problem
-from ..recordings import beside
+from ..readback.provenance import blocks_belonging, record_note, stale_problem
+from ..readback.recordings import beside
 from .batchinfo import IndexFacts, read_heat_map_blocks
 from .checks import STATUS_SYMBOLS, CheckLine, check_counts, check_lines, counts_text
 from .heatmap import HEAT_LEVELS, MAX_HEAT_CELLS, HeatMap, build_heat_map
@@ -42,20 +43,6 @@ DEFAULT_TITLE = "extract report"
 # mean (and every span in `extract table`).
 MAX_SPAN_COLUMNS = 16
 
-# Stage colours (Okabe and Ito's palette, told apart with colour-blindness too); the
-# stages take them in the table's order, a stage beyond them starts again.
-STAGE_COLOURS = (
-    "#0072B2",
-    "#E69F00",
-    "#009E73",
-    "#CC79A7",
-    "#56B4E9",
-    "#D55E00",
-    "#F0E442",
-    "#999999",
-    "#000000",
-    "#8C564B",
-)
 # ---- the table -----------------------------------------------------------------------
 
 
@@ -159,137 +146,11 @@ def columns_for(metric_maps: Sequence[Dict], order: Sequence[str] = ()) -> List[
     return columns
 
 
-# ---- the chart -----------------------------------------------------------------------
-
-
-class Segment(NamedTuple):
-    stage: str
-    colour: int
-    x: float
-    width: float
-    cycles: str
-    share: str
-
-
-class Bar(NamedTuple):
-    label: str
-    short_label: str
-    y: float
-    segments: List[Segment]
-    total: str
-    total_x: float
-
-
-class Tick(NamedTuple):
-    x: float
-    text: str
-
-
-class Chart(NamedTuple):
-    width: int
-    height: float
-    plot_left: int
-    plot_width: int
-    bar_height: int
-    top: int
-    ticks: List[Tick]
-    legend: List[Segment]  # one per stage: its label and colour
-    bars: List[Bar]
-
-
-LABEL_WIDTH, PLOT_WIDTH, RIGHT_MARGIN = 240, 620, 110
-BAR_HEIGHT, BAR_GAP, CHART_TOP = 12, 5, 26
-LABEL_CHARACTERS = 34
-
-
-def _short(label: str, limit: int = LABEL_CHARACTERS) -> str:
-    return label if len(label) <= limit else "\u2026" + label[-(limit - 1) :]
-
-
-def _tick_step(largest: float) -> float:
-    raw = largest / 5.0
-    magnitude = 10 ** math.floor(math.log10(raw))
-    for factor in (1, 2, 5, 10):
-        if factor * magnitude >= raw:
-            return factor * magnitude
-    return 10 * magnitude
-
-
-def build_chart(
-    rows: Sequence, stage_names: Sequence[str], stage_cycles: Sequence[Dict[str, Optional[int]]]
-) -> Chart:
-    """Horizontal stacked bars, one per recording (in the table's order): its stages'
-    cycles end to end from zero, on one scale. A stage of negative cycles (a profile's
-    numbers are used as they are) is drawn leftwards from zero, the scale then reaching
-    below zero; its share is not given. The chart grows one bar's height per recording."""
-    colours = {stage: index % len(STAGE_COLOURS) for index, stage in enumerate(stage_names)}
-    totals = [sum(v for v in cycles.values() if v) for cycles in stage_cycles]
-    above = [sum(v for v in cycles.values() if v and v > 0) for cycles in stage_cycles]
-    below = [sum(v for v in cycles.values() if v and v < 0) for cycles in stage_cycles]
-    largest, smallest = max(above + [0]), min(below + [0])
-    scale = PLOT_WIDTH / float(largest - smallest) if largest > smallest else 0.0
-    zero = LABEL_WIDTH - smallest * scale
-    bars = []
-    for index, (row, cycles, total, positive) in enumerate(zip(rows, stage_cycles, totals, above)):
-        y = CHART_TOP + index * (BAR_HEIGHT + BAR_GAP)
-        right = left = zero
-        segments = []
-        for stage in stage_names:
-            value = cycles.get(stage)
-            if not value:
-                continue
-            width = abs(value) * scale
-            if value > 0:
-                x, right = right, right + width
-                share = "{:.1f}%".format(100.0 * value / positive)
-            else:
-                left -= width
-                x, share = left, ""
-            segments.append(
-                Segment(
-                    stage, colours[stage], round(x, 2), round(width, 2), number_text(value), share
-                )
-            )
-        bars.append(
-            Bar(row.label, _short(row.label), y, segments, number_text(total), round(right + 4, 2))
-        )
-    ticks = []
-    if largest > smallest:
-        step = _tick_step(largest - smallest)
-        first = math.ceil(smallest / step - 1e-9)  # whole steps: no error adds up
-        last = math.floor(largest * 1.0001 / step)
-        for number in range(first, last + 1):
-            at = number * step
-            ticks.append(Tick(round(zero + at * scale, 2), _tick_text(at)))
-    legend = [Segment(stage, colours[stage], 0, 0, "", "") for stage in stage_names]
-    height = CHART_TOP + len(rows) * (BAR_HEIGHT + BAR_GAP) + 6
-    return Chart(
-        LABEL_WIDTH + PLOT_WIDTH + RIGHT_MARGIN,
-        height,
-        LABEL_WIDTH,
-        PLOT_WIDTH,
-        BAR_HEIGHT,
-        CHART_TOP,
-        ticks,
-        legend,
-        bars,
-    )
-
-
-def _tick_text(value: float) -> str:
-    if value < 0:
-        return "\u2212" + _tick_text(-value)  # a minus sign
-    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if value >= size:
-            return "{:g}{}".format(round(value / size, 3), suffix)
-    return "{:g}".format(value)
-
-
 # ---- the page ------------------------------------------------------------------------
 
 
 class Untrusted(NamedTuple):
-    """A file the page does not show as current, and why (provenance.py's rule)."""
+    """A file the page does not show as current, and why (readback/provenance.py's rule)."""
 
     recording: str  # its label
     path: str
@@ -306,7 +167,8 @@ class Page(NamedTuple):
     batch: IndexFacts
     columns: List[Column]
     rows: List[TableRow]
-    chart: Chart
+    chart: StackedChart  # its legend is the page's
+    chart_svg: str  # the chart itself, an inline <svg> (barchart.stacked_bars_svg)
     heat_maps: List[HeatMap]
     checks: Optional[List[CheckLine]]  # None: no --budget
     check_counts: Dict[str, int]
@@ -353,7 +215,9 @@ def build_page(
             cells.append(Cell(value, number_text(value), delta))
         rows.append(TableRow(recording.label, recording.summary.profile, number == baseline, cells))
     stage_names = [c.heading for c in columns if c.metric.startswith(STAGE)]
-    chart = build_chart(rows, stage_names, [r.summary.stage_cycles() for r in recordings])
+    chart = stacked_bars(
+        [row.label for row in rows], stage_names, [r.summary.stage_cycles() for r in recordings]
+    )
     heat_maps = []
     drawn_cells = 0
     for recording, blocks in drawn:
@@ -381,6 +245,7 @@ def build_page(
         columns,
         rows,
         chart,
+        stacked_bars_svg(chart),
         heat_maps,
         lines,
         counts,

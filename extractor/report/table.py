@@ -8,6 +8,10 @@ as they are in the summary (an int stays an int, a mean keeps every digit). The 
 text cells (recording, profile, metric) are written by `escaping.csv_text_cell`: one
 that a spreadsheet would read as a formula (`=2+3`, a folder's name) gets a leading `'`;
 numbers are never touched. JSON Lines holds the names as they are.
+
+A renderer (extractor.render) per format, registered in render.TABLE_FORMATS, renders
+the recordings (compare's Recording objects) as UTF-8 (a lone surrogate, which a summary
+may hold, as \\udXXX).
 """
 
 import csv
@@ -17,9 +21,9 @@ from typing import Iterator, NamedTuple, Sequence
 
 from ..core.metrics import Number, metrics
 from ..escaping import csv_text_cell
+from ..render import TABLE_FORMATS, Renderer
 
 COLUMNS = ("recording", "profile", "metric", "value")
-FORMATS = ("csv", "jsonl")
 
 
 class TableLine(NamedTuple):
@@ -61,16 +65,31 @@ def render_csv(lines) -> str:
 
 def render_jsonl(lines) -> str:
     # ensure_ascii=False: names as they are; a lone surrogate (a summary may hold one)
-    # is written as \udXXX when the text is encoded (see table_bytes).
+    # is written as \udXXX when the text is encoded (see TableJsonl).
     return "".join(
         json.dumps(dict(zip(COLUMNS, line)), ensure_ascii=False, allow_nan=False) + "\n"
         for line in lines
     )
 
 
+class TableCsv(Renderer[Sequence]):
+    name, suffix, media_type = "csv", ".csv", "text/csv"
+
+    def render(self, result: Sequence) -> bytes:
+        return render_csv(table_lines(result)).encode("utf-8", "backslashreplace")
+
+
+class TableJsonl(Renderer[Sequence]):
+    name, suffix, media_type = "jsonl", ".jsonl", "application/jsonl"
+
+    def render(self, result: Sequence) -> bytes:
+        return render_jsonl(table_lines(result)).encode("utf-8", "backslashreplace")
+
+
 def table_bytes(recordings: Sequence, table_format: str = "csv") -> bytes:
     """The whole table in `table_format` ("csv" or "jsonl"), UTF-8."""
-    if table_format not in FORMATS:
-        raise ValueError("no table format {!r}: one of {}".format(table_format, ", ".join(FORMATS)))
-    render = render_csv if table_format == "csv" else render_jsonl
-    return render(table_lines(recordings)).encode("utf-8", "backslashreplace")
+    if table_format not in TABLE_FORMATS:
+        raise ValueError(
+            "no table format {!r}: one of {}".format(table_format, ", ".join(TABLE_FORMATS))
+        )
+    return TABLE_FORMATS[table_format]().render(recordings)

@@ -11,10 +11,10 @@ from ..core.profile import Profile
 from ..core.pvafacts import PvaFacts, PvaModule, import_pva
 from ..core.rules import StageRules
 from ..core.steps import BadValue, StepNames
-from ..core.trace import compile_only_warning, read_trace
+from ..core.walk import compile_only_warning, read_rows
+from ..deadline import reading
 from ..errors import ProfileError, UsageError, shown_path
 from ..output import atomic_file
-from ..timelimit import reading
 from .events import EventFile, ProfileEvents
 from .tracks import MAX_PROFILES
 from .window import Window, choose, earliest_start, open_ended_warning
@@ -62,8 +62,8 @@ def run_trace(
     each shifted to start at 0). UsageError for a missing -o, a run that does not exist,
     an output that is one of its inputs; ProfileError for a profile extract cannot
     read."""
-    from ..single import bounded, check_profile, in_compiled_code
-    from ..targets import check_outputs
+    from ..outputchecks import check_outputs
+    from ..run.single import bounded, check_profile, in_compiled_code
 
     if not output or output == "-":
         raise UsageError("give the trace a file with -o FILE (a trace is not for a terminal)")
@@ -130,7 +130,9 @@ def _one_profile(
                 if clock_mhz is None:
                     clock_mhz = clock_from_report(facts.clock_hz(), path)
             shift = earliest_start(profile, window)
-            events = _pass(out, pid, profile, window, shift, rules, sql_names, facts, clock_mhz)
+            events = _profile_events(
+                out, pid, profile, window, shift, rules, sql_names, facts, clock_mhz
+            )
     except BadValue as exc:
         raise ProfileError(path, str(exc)) from exc
     warnings = list(window.warnings)
@@ -145,7 +147,7 @@ def _one_profile(
     return clock_mhz
 
 
-def _pass(
+def _profile_events(
     out: EventFile,
     pid: int,
     profile: Profile,
@@ -157,12 +159,12 @@ def _pass(
     clock_mhz: Optional[float],
 ) -> ProfileEvents:
     """One pass over the step rows, writing as it goes; made again from the file's mark
-    should trace.read_trace read the rows a second time (rows stored out of order)."""
+    should walk.read_rows read the rows a second time (rows stored out of order)."""
     mark = out.mark() if _regular(out.handle) else None
     per_us = clock_mhz if clock_mhz is not None else NO_CLOCK_CYCLES_PER_US
     attempts: List[int] = []
 
-    def one_pass(batches: Iterable[list]) -> ProfileEvents:
+    def attempt(batches: Iterable[list]) -> ProfileEvents:
         if attempts and mark is not None:
             out.rewind(mark)  # the rows read again: their events written again
         attempts.append(1)
@@ -180,7 +182,7 @@ def _pass(
         events.run(batches)
         return events
 
-    return read_trace(profile, one_pass, sorted_only=mark is None)
+    return read_rows(profile, attempt, sorted_only=mark is None)
 
 
 def _regular(handle: IO[bytes]) -> bool:

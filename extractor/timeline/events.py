@@ -9,7 +9,7 @@ events (process and track names, their order) after the pass, when every track i
 
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from ..core.blocks import BlockBodies, Body, bad_cycles
+from ..core.blocks import BlockBodies, Body
 from ..core.pvafacts import StepFacts
 from ..core.rules import StageRules
 from ..core.steps import (
@@ -21,6 +21,7 @@ from ..core.steps import (
     StepNames,
     sum64,
 )
+from ..core.walk import bad_cycles
 from .slices import Closed, ProfileSlices
 from .times import FRACTIONS, dur_text, fitted, ns_text
 from .tracks import (
@@ -101,7 +102,7 @@ class ProfileEvents(ProfileSlices):
     # ---- the pass ------------------------------------------------------------------
 
     def run(self, batches: Iterable[list]) -> None:
-        """One pass over the rows (trace.read_trace's batches, in step order).
+        """One pass over the rows (walk.read_rows' batches, in step order).
 
         The loop is written flat, on local variables: it runs once per step row, a
         million times on a long trace. The spans of the inferences and of the open
@@ -110,8 +111,8 @@ class ProfileEvents(ProfileSlices):
         `next_event` (an inference ends, a window range begins or ends), the first row
         of an input-delivered step (an inference begins), or a row that opens or closes
         a block. A kernel row that neither opens nor closes a block (most notable rows)
-        adds its cycles to the open block here, as BlockBodies.row would; the other
-        notable rows go to BlockBodies.row.
+        adds its cycles to the open block here, as the walk does (core/walk.py); the
+        other notable rows go to BlockBodies.notable.
 
         Events are f-strings: one BUILD_STRING, no format to parse. Step events go to
         `parts`, handed to the file every STEP_PIECE rows and written every STEP_CHUNK;
@@ -171,7 +172,7 @@ class ProfileEvents(ProfileSlices):
         row_stage = ""
         stage_low = stage_high = stage_from = stage_cycles = 0  # stage_from: `rows` at its start
         for batch in batches:
-            for step, kind, cycles, tiles, start, end, program, compute_set in batch:
+            for step, kind, cycles, program, compute_set, tiles, start, end in batch:
                 if step != current:
                     current, ipu = step, 0
                     if step >= next_event:
@@ -198,7 +199,7 @@ class ProfileEvents(ProfileSlices):
                 else:
                     ipu += 1
                 if notable:
-                    if plain >= 0:  # BlockBodies.row's first case, inline
+                    if plain >= 0:  # the walk's plain kernel, inline
                         if body_cycles is not None:
                             if cycles.__class__ is int:
                                 body_cycles[plain] += cycles
@@ -206,7 +207,7 @@ class ProfileEvents(ProfileSlices):
                                 bad_cycles(step, cycles)
                             body_rows[plain] += 1
                     else:
-                        bodies.row(step, kind, cycles, classes)
+                        bodies.notable(step, kind, cycles, classes)
                         if closed:
                             for body in closed:
                                 self._body_slice(body, body_low, body_high)
@@ -476,8 +477,9 @@ class ProfileEvents(ProfileSlices):
     def _describe(self, program: SqlValue, compute_set: SqlValue, kind: SqlValue) -> Described:
         """What every row of a (program, compute set, kind) shares: its event's text
         from "name" to "step": , its stage, whether blocks must see it (notable) and its
-        stage's index in the open block when BlockBodies.row would only add its cycles
-        there (else -1), its NameClass, whether it is a device row."""
+        stage's index in the open block when the row is a plain kernel (the walk adds
+        such a row's cycles there itself; else -1), its NameClass, whether it is a
+        device row."""
         named = self.names[program, compute_set]
         classes = named.classes
         stage = classes.stage

@@ -3,18 +3,23 @@
 
 - paths: where things are (REPO, FIXTURES, GOLDEN, EDGE, PVA_DOUBLE, GOLDEN_PROFILE_ARG).
 - cli: running `extract` -- run_extract (a real process), invoke_extract (in this process,
-  typer's CliRunner), their results, extract_command, pva_double (the stand-in imported).
+  typer's CliRunner), their results, extract_command, pva_double (the stand-in imported),
+  without_root_privileges (the prefix under which file permissions apply, even to root).
 - cases: the fixtures as tests use them -- generator() (fixtures/generate.py), copy_case,
   golden_case_folder, sha256; two_ipus and on_ipus (a generated spec given a second IPU,
   or more) and NO_OUTPUT_RULES (rules under which a generated trace has no output step).
+- imports: what a process imports (an import-time report read back: imported_modules),
+  and what typer imports by itself to run a command or show help (typer_imports).
 - held: a run held at its output's rename (start_held), a process's children.
-- checks: what many tests check -- one_error (a run that failed with one error line),
+- checks: what many tests check -- json_bytes (a JSON output's bytes, by the standard
+  library), one_error (a run that failed with one error line),
   the_error_line (one error line among other lines), index_lines and index_by (a batch's
   index.jsonl read back), no_partial_files, budget_file.
 - badinput: the bad-input corpus, damaged copies of one small good profile.
-- spec_oracle: an independent, plain reading of the summary format, for the fuzz tests.
+- spec_oracle: an independent, plain reading of the summary format, for the fuzz tests
+  (with the default rules, DEFAULT_RULES and default_stage).
 - blocks_oracle: the same for blocks.json.
-- diff_oracle: the same for `extract diff` (diff_oracle, diff_csv, diff_json,
+- diff_oracle: the same for `extract diff` (diff_oracle, diff_csv,
   check_accounting); diffcli: `extract diff` run and held against it (expect_diff);
   diffedits: random edits of a generated ProfileSpec (edit_spec).
 - reportpage: hand-made batch folders and a parsed tree of a report page's HTML.

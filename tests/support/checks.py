@@ -1,10 +1,19 @@
 """Checks that many test files make on a run and on what it left behind: one error line
-on stderr, a batch's index.jsonl read back, no `.partial` file left, a budget file."""
+on stderr, a batch's index.jsonl read back, no `.partial` file left, a budget file; and
+the bytes of a JSON output as its format page defines them (json_bytes)."""
 
 import json
 from pathlib import Path
 
 ERROR = "extract: error: "
+
+
+def json_bytes(value) -> bytes:
+    """The bytes every JSON output of extract is defined to have (summary.json,
+    blocks.json, the diff's --format json, --json answers): json.dumps with a two-space
+    indent, non-ASCII escaped, and a final newline; by the standard library, not the
+    code under test."""
+    return (json.dumps(value, indent=2) + "\n").encode("ascii")
 
 
 def one_error(result, code=1, *words) -> str:

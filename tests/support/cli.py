@@ -3,6 +3,7 @@ process boundary) or in this process (`invoke_extract`, typer's CliRunner), both
 the exit code, stdout bytes and stderr text; and the pva stand-in imported here."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +17,20 @@ def extract_command():
     """The installed console script beside this Python, else `python -m extractor`."""
     script = Path(sys.executable).with_name("extract")
     return [str(script)] if script.exists() else [sys.executable, "-m", "extractor"]
+
+
+def without_root_privileges():
+    """The command prefix under which file permissions apply to `extract` (run_extract's
+    `prefix`): [] for an ordinary user; for root, setpriv dropping the capabilities that
+    bypass them (root stays root without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH); None
+    when they cannot be made to apply (root without a working setpriv)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
+    return prefix if subprocess.run(prefix + ["true"], check=False).returncode == 0 else None
 
 
 class Result:
@@ -96,7 +111,7 @@ def _takes_timeout(args) -> bool:
     """Whether `extract ARGS` runs a command that has --timeout: the command named first,
     else the default one (run); none for the app's own options (--help, --version)."""
     from extractor.cli import app
-    from extractor.commandline import DefaultCommandGroup
+    from extractor.cli.commandline import DefaultCommandGroup
 
     if not args:
         return True  # the default command, with its paths missing
@@ -120,16 +135,13 @@ _CATCHABLE = [
 ]
 
 
-class InProcessResult:
+class InProcessResult(Result):
     """What run_extract's Result has: `code`, `stdout` (bytes), `stderr` (text)."""
 
     def __init__(self, code, stdout, stderr):
         self.code = code
         self.stdout = stdout
         self.stderr = stderr
-
-    def __repr__(self):
-        return "<exit {} stderr={!r}>".format(self.code, self.stderr[-2000:])
 
 
 def _pva_modules():

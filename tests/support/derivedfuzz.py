@@ -69,7 +69,12 @@ if str(TESTS) not in sys.path:  # run as a script
 from hypothesis import strategies as st  # noqa: E402
 
 from support.cases import golden_case_folder  # noqa: E402
-from support.cli import InProcessTimeout, extract_command, invoke_extract  # noqa: E402
+from support.cli import (  # noqa: E402
+    InProcessTimeout,
+    extract_command,
+    invoke_extract,
+    without_root_privileges,
+)
 from support.paths import EDGE, FIXTURES, GOLDEN, PVA_DOUBLE, REPO  # noqa: E402
 
 TIMEOUT = float(os.environ.get("EXTRACT_DERIVEDFUZZ_TIMEOUT", "10"))  # a hang fails
@@ -1452,13 +1457,6 @@ def audit_site() -> Path:
     return _SITE[0]
 
 
-def _privilege_drop():
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        return []
-    prefix = [shutil.which("setpriv"), "--bounding-set=-dac_override,-dac_read_search"]
-    return prefix if subprocess.run(prefix + ["true"], check=False).returncode == 0 else []
-
-
 _PREFIX = []
 
 
@@ -1466,7 +1464,7 @@ def run_subprocess(built: Built) -> Run:
     """The real `extract` in a session of its own, the audit hook logging its opens,
     without root's permission bypass (so that an unreadable file is one)."""
     if not _PREFIX:
-        _PREFIX.append(_privilege_drop())
+        _PREFIX.append(without_root_privileges() or [])  # none: as root, permissions bypassed
     log = built.root / "audit.log"  # not under a folder given
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(audit_site()), str(PVA_DOUBLE)])

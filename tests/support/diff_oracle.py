@@ -350,11 +350,6 @@ def diff_oracle(
     }
 
 
-def diff_json(result: dict) -> bytes:
-    """The bytes of `--format json`: two-space indent, ASCII escapes, a final newline."""
-    return (json.dumps(result, indent=2) + "\n").encode("ascii")
-
-
 def _text_cell(text):
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 

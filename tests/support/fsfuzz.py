@@ -56,7 +56,7 @@ TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:  # run as a script
     sys.path.insert(0, str(TESTS))
 
-from support.cli import extract_command  # noqa: E402
+from support.cli import extract_command, without_root_privileges  # noqa: E402
 from support.paths import EDGE, PVA_DOUBLE  # noqa: E402
 
 NOT_UTF8 = os.fsdecode(b"\xff")  # a folder name's byte that is not UTF-8 ("\udcff")
@@ -140,19 +140,7 @@ LAST_LINE = re.compile(r"^(\d+) extracted, (\d+) up to date, (\d+) failed$")
 # ---- who we are ---------------------------------------------------------------------
 
 
-def _privilege_drop():
-    """The command prefix under which file permissions apply (root loses the
-    capabilities that bypass them), or None when they cannot be made to apply."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return None
-    prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
-    return prefix if subprocess.run(prefix + ["true"], check=False).returncode == 0 else None
-
-
-PREFIX = _privilege_drop()
+PREFIX = without_root_privileges()
 CAN_MKNOD = os.geteuid() == 0
 
 

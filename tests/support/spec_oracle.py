@@ -50,6 +50,7 @@ REQUIRED = {
     "memory_by_tile": ("total",),
 }
 
+# docs/formats/stage-rules.md, "The default rules", copied by hand: the oracle's own.
 DEFAULT_RULES = [
     (r"/attn/Softmax/", "score layout / softmax"),
     (r"/attn/MatMul_1", "PV"),
@@ -61,6 +62,17 @@ DEFAULT_RULES = [
     (r"/mlp/fc2/", "MLP down"),
     (r"/mlp/", "MLP activation"),
 ]
+
+
+def default_stage(name: str) -> str:
+    """The stage the default rules give a step name: the first rule whose pattern is
+    found in it, else "other"."""
+    for pattern, label in DEFAULT_RULES:
+        if re.search(pattern, name):
+            return label
+    return "other"
+
+
 KERNEL, ANCHOR, ATTENTION = r"/Convolve$", r"/attn/qkv/", r"/blocks\.0/attn/"
 INPUT_DELIVERED, OUTPUT_BEGINS = r"^copyFromHost$", r"copyToHost$"
 
@@ -209,12 +221,6 @@ def oracle_summary(profile, label: str) -> dict:
             }
         )
 
-    def stage(name):
-        for pattern, label_ in DEFAULT_RULES:
-            if re.search(pattern, name):
-                return label_
-        return "other"
-
     # Anchors and the first body.
     anchors = []
     for r in rows:
@@ -253,7 +259,7 @@ def oracle_summary(profile, label: str) -> dict:
                 {
                     "step": r["step"],
                     "kind": r["kind"],
-                    "stage": stage(r["name"]),
+                    "stage": default_stage(r["name"]),
                     "name": r["name"],
                     "cycles": _whole(r["cycles"], where + " cycles"),
                     "active_tiles": _whole(r["active_tiles"], where + " active_tiles"),

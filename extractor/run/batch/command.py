@@ -4,8 +4,8 @@ reporter, its last line and its exit code, around run.run_batch."""
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from ..errors import UsageError
-from ..output import STDOUT
+from ...errors import UsageError
+from ...output import STDOUT
 
 
 def run_batch_command(
@@ -25,8 +25,8 @@ def run_batch_command(
 ) -> int:
     """Extract a batch; `line(text)` prints a line on stderr. The exit code: 0, 1 when a
     profile failed, 128 + a signal (130 for Ctrl-C) when stopped."""
-    from ..output import make_folder
-    from ..targets import check_batch_inputs
+    from ...output import make_folder
+    from ...outputchecks import check_batch_inputs
     from .discover import discover
     from .progress import PlainReporter, QuietReporter, RichReporter
     from .run import RunOptions, available_cpus, require_pva, run_batch
@@ -77,7 +77,7 @@ def run_batch_command(
         if result.stopped_by is None:
             line("extract: error: interrupted: the index lists every profile finished so far")
             return 130
-        from ..stopping import stop_message
+        from ...stopping import stop_message
 
         line(
             "extract: error: {}: the index lists every profile finished so far".format(

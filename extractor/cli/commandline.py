@@ -10,7 +10,7 @@ from typing import Any, Iterable, List, Optional
 import typer
 from typer.core import TyperGroup, TyperOption
 
-from . import __version__
+from .. import __version__
 from .exits import PROG, say
 
 

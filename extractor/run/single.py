@@ -2,7 +2,7 @@
 
 The checks a single run makes before it extracts (targets.check_outputs: no output, the
 `--csv` and `--blocks` files too, is one of its inputs), its time limit (`bounded`: kept
-in this process, timelimit.py; a forked child watched by this process only when the run
+in this process, deadline.py; a forked child watched by this process only when the run
 calls a pva in compiled code, stopping.py), and the extraction itself
 (pipeline.extract_profile). Usage problems are UsageError (exit 2).
 """
@@ -13,32 +13,18 @@ import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from .core.pipeline import extract_profile
-from .core.rules import StageRules
-from .errors import ProfileError, StrPath, UsageError, shown_path
-from .output import STDOUT
-from .targets import check_outputs
+from ..core.pipeline import extract_profile
+from ..core.rules import StageRules
+from ..errors import ProfileError, StrPath, UsageError, shown_path
+from ..output import STDOUT
+from ..outputchecks import check_outputs
 
 if TYPE_CHECKING:
-    from .core.blocks import BlocksExtraction
-    from .core.summary import Extraction
+    from ..core.blocks import BlocksExtraction
+    from ..core.summary import Extraction
 
-# A profile whose extraction takes longer is ended as failed (--timeout). A 500 MB profile
-# takes under a second from a warm cache (BENCHMARKS.md); a cold 1 GB file read at 20 MB/s
-# from a network filesystem takes under a minute, and the real pva, reading lazily, a few
-# more on a busy node. Ten minutes is several times the slowest honest extraction, yet
-# ends a hang (a pattern that backtracks catastrophically) the same hour.
-DEFAULT_TIMEOUT = 600.0
 
 Say = Callable[[str, str], None]  # say(kind, message): "error" or "warning", one line
-
-
-def check_timeout(timeout: float) -> None:
-    """UsageError unless --timeout is a number of seconds. Checked here, not with typer's
-    min=0: typer 0.29 lets pydantic word it, and NaN would get "should be greater than or
-    equal to 0"."""
-    if not 0 <= timeout < float("inf"):  # negative, nan or inf
-        raise UsageError("--timeout {}: give a number of seconds (0: no limit)".format(timeout))
 
 
 def in_compiled_code(use_pva: bool, pva: Optional[object] = None) -> bool:
@@ -68,22 +54,22 @@ def bounded(
 ) -> Iterator[None]:
     """Run the block (the command's work on `profiles`, writing `outputs`, the files the
     command writes) within `timeout` seconds (0: no limit), stopped by SIGTERM or SIGHUP
-    as by Ctrl-C. In this process (timelimit.time_limit), unless `separate`
+    as by Ctrl-C. In this process (deadline.time_limit), unless `separate`
     (in_compiled_code: a call that may never return): then fork, the child does the
     work and this process watches it and exits as it does (stopping.py), sweeping what
     a killed child was writing and the folders made for it. Past the limit: ProfileError
     `<profile>: took longer than N s (--timeout): ended`, the profile being read then."""
-    from .stopping import raise_on_stop_signals
-    from .timelimit import time_limit
+    from ..deadline import time_limit
+    from ..stopping import raise_on_stop_signals
 
     if not (timeout and separate and hasattr(os, "fork")):
         raise_on_stop_signals()
         with time_limit(timeout, profiles, outputs):
             yield
         return
-    from .partials import Leftovers
-    from .stopping import fork_with_deadline, signal_name, stop_message
-    from .timelimit import profiles_label, reporting, timed_out_problem
+    from ..deadline import profiles_label, reporting, timed_out_problem
+    from ..partials import Leftovers
+    from ..stopping import fork_with_deadline, signal_name, stop_message
 
     leftovers = Leftovers(outputs)  # before the fork: the folders missing now
     outcome, report_fd = fork_with_deadline(timeout)
@@ -113,7 +99,7 @@ def bounded(
 def _leave(code: int) -> None:
     """End the watching parent at once: the child has done the work and the clean-up
     (atexit included); a second interpreter shutdown would only add time."""
-    from .stopping import flush_standard_streams
+    from ..stopping import flush_standard_streams
 
     flush_standard_streams()
     os._exit(code)
@@ -137,7 +123,7 @@ def file_outputs(option_paths: Iterable[Tuple[str, StrPath]]) -> List[Path]:
 def summary_outputs(output: str, csv: bool, blocks: bool) -> List[Tuple[str, Path]]:
     """(option, path) of every file `extract PROFILE -o output` writes (pipeline's
     summary_files); UsageError for --csv or --blocks with standard output."""
-    from .core.pipeline import summary_files
+    from ..core.pipeline import summary_files
 
     if output == STDOUT:
         if blocks:
@@ -228,25 +214,25 @@ def _write_blocks(
 ) -> None:
     import tempfile
 
-    from .core.blockformats import WRITERS, block_statistics_markdown
-    from .core.blocks import extract_blocks
-    from .output import write_output, write_output_from
+    from ..core.blocks import extract_blocks
+    from ..output import write_output, write_output_from
+    from ..render import BLOCKS_FORMATS, StreamRenderer
 
     def warn(result: "BlocksExtraction") -> None:
         if not quiet:
             for warning in result.warnings:
                 say("warning", "{}: {}".format(shown_path(profile), warning))
 
-    if output_format == "markdown":  # the statistics only
+    renderer = BLOCKS_FORMATS[output_format]()
+    if not isinstance(renderer, StreamRenderer):  # from what the pass leaves: statistics
         result = extract_blocks(profile, rules)
         warn(result)
-        statistics, ipus = result.bodies.statistics(), result.bodies.anchor_ipus
-        write_output(target, block_statistics_markdown(statistics, ipus))
+        write_output(target, renderer.render(result.bodies))
         return
     # Written body by body into a temporary file as the pass goes (a long trace has
     # tens of thousands), then copied out whole: never a partial output.
     with tempfile.TemporaryFile() as spool:
-        result = extract_blocks(profile, rules, writer=WRITERS[output_format](spool))
+        result = extract_blocks(profile, rules, writer=renderer.writer(spool))
         warn(result)
         spool.seek(0)
         write_output_from(target, spool)

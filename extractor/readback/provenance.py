@@ -32,11 +32,11 @@ import os
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Protocol, Tuple
 
-from .batch.index import known_entries
-from .batchnames import INDEX_NAME, is_index_name
-from .core.model import Summary
-from .errors import ExtractorError, StrPath, shown_path
-from .inputs import read_regular
+from ..batchnames import INDEX_NAME, is_index_name
+from ..core.model import Summary
+from ..errors import ExtractorError, StrPath, shown_path
+from ..inputs import read_regular
+from .index import known_entries
 
 CURRENT, FAILED, CHANGED, UNRECORDED, STANDALONE = (
     "current",
@@ -243,7 +243,7 @@ def blocks_belonging(recording: Placed) -> Optional[str]:
     """Why the blocks.json beside a recording (compare's Recording) does not belong to
     its summary, in words; None when it does. Call it once the file has been read as a
     blocks.json (BlocksFileError otherwise)."""
-    from .core.blockformats import blocks_path, read_blocks_json
+    from ..core.blockformats import blocks_path, read_blocks_json
 
     path = blocks_path(recording.path)
     origin = recording.origin or Origins().of(recording.path)
@@ -254,7 +254,7 @@ def blocks_belonging(recording: Placed) -> Optional[str]:
 def require_belonging(recording: Placed, data: dict) -> None:
     """NotBelonging naming the blocks.json beside a recording (compare's Recording;
     `data`: the file's JSON) unless it belongs to the recording's summary."""
-    from .core.blockformats import blocks_path
+    from ..core.blockformats import blocks_path
 
     path = blocks_path(recording.path)
     origin = recording.origin or Origins().of(recording.path)

@@ -19,8 +19,8 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Dict, List, NamedTuple, Tuple
 
-from ..core.model import SUMMARY_NAME
-from ..errors import ExtractorError, shown_path
+from ...core.model import SUMMARY_NAME
+from ...errors import ExtractorError, shown_path
 
 PROFILE_NAME = "profile.pop"
 UNFINISHED = re.compile(r"^profile_.+\.pop$")

@@ -17,11 +17,12 @@ from collections import deque
 from pathlib import Path
 from typing import Deque, List, NamedTuple, Optional
 
-from ..batchnames import index_name
-from ..core.pvafacts import import_pva
-from ..stopping import STOP_SIGNALS, Stopped
+from ...batchnames import index_name
+from ...core.pvafacts import import_pva
+from ...readback.index import known_entries
+from ...stopping import STOP_SIGNALS, Stopped
 from .discover import BatchItem
-from .index import IndexWriter, known_entries, lock_index
+from .index import IndexWriter, lock_index
 
 # RunOptions is imported from here by the CLI, OK and FAILED by progress.py.
 from .item import FAILED, OK, UP_TO_DATE, RunOptions, is_up_to_date, timestamp

@@ -13,16 +13,16 @@ import stat
 from pathlib import Path
 from typing import NamedTuple, Optional
 
-from .. import __version__
-from ..core.blockformats import blocks_path
-from ..core.blocks import median_stage_cycles
-from ..core.model import Summary
-from ..core.pipeline import extract_profile
-from ..core.steptables import csv_paths
-from ..errors import ExtractorError, one_line, shown_path
-from ..inputs import read_regular
+from ... import __version__
+from ...core.blockformats import blocks_path
+from ...core.blocks import median_stage_cycles
+from ...core.model import Summary
+from ...core.pipeline import extract_profile
+from ...core.steptables import csv_paths
+from ...errors import ExtractorError, one_line, shown_path
+from ...inputs import read_regular
+from ...readback.index import read_in_outdir, resolve_in_outdir
 from .discover import BatchItem
-from .index import read_in_outdir, resolve_in_outdir
 
 OK, UP_TO_DATE, FAILED = "ok", "up to date", "failed"
 

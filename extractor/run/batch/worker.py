@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Union
 
-from ..errors import one_line
+from ...errors import one_line
 from .discover import BatchItem
 from .item import FAILED, extract_one, failed_entry
 
@@ -34,7 +34,7 @@ from multiprocessing.connection import Connection
 conn = Connection(int(sys.argv[1]))
 sys.path[:] = conn.recv()
 try:
-    from extractor.batch.worker import serve
+    from extractor.run.batch.worker import serve
 except BaseException as exc:
     conn.send(({cannot_start!r}, "cannot import extract's worker: {{}}: {{}}".format(
         type(exc).__name__, " ".join(str(exc).split()))))

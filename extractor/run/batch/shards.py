@@ -7,7 +7,7 @@ Each shard takes every N-th profile of the sorted list and writes its own index 
 import os
 from typing import NamedTuple, Optional
 
-from ..wholetext import read_whole, shown_text
+from ...wholetext import read_whole, shown_text
 
 
 class Shard(NamedTuple):

@@ -6,7 +6,7 @@ adds one line per finished profile, the quiet one nothing else.
 
 import sys
 
-from ..escaping import terminal_text
+from ...escaping import terminal_text
 from .run import FAILED, OK
 
 PROG = "extract"

@@ -7,8 +7,8 @@ import os
 from pathlib import Path, PurePath
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from .core.model import SUMMARY_NAME, Summary
-from .errors import StrPath, SummaryFileError, shown_path
+from ..core.model import SUMMARY_NAME, Summary
+from ..errors import StrPath, SummaryFileError, shown_path
 from .provenance import Origin, Origins
 
 
@@ -156,7 +156,7 @@ def load_recordings(arguments: Sequence, labels: Sequence[str] = ()) -> List[Rec
 def files_read(recordings: Sequence[Recording]) -> List[Path]:
     """What reading these recordings reads or may read: each summary, the blocks.json
     beside it and its batch folder's index files (for an output that must not be one)."""
-    from .core.blockformats import blocks_path
+    from ..core.blockformats import blocks_path
 
     files: List[Path] = []
     for recording in recordings:

@@ -13,9 +13,9 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import List, Optional
 
-from ..core.pipeline import summary_files
-from ..partials import remove_abandoned
-from ..stopping import STOP_SIGNALS
+from ...core.pipeline import summary_files
+from ...partials import remove_abandoned
+from ...stopping import STOP_SIGNALS
 from .discover import BatchItem
 from .item import RunOptions, failed_entry
 from .worker import BOOT, STARTED

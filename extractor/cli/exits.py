@@ -1,13 +1,17 @@
 """How a command's outcome reaches the user: one line on stderr for an error or a
 warning, and the exit code (the error's, 128 + a signal, 130 for Ctrl-C, 1 for anything
-unforeseen). The CLI runs every command's work through `report_errors`."""
+unforeseen). The CLI runs every command's work through `report_errors`.
+
+The CLI's declarations import this module: the error classes are imported when a
+command runs, not to declare it."""
 
 import traceback
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import typer
 
-from .errors import ExtractorError, PvaMissingError, one_line
+if TYPE_CHECKING:
+    from ..errors import ExtractorError
 
 PROG = "extract"
 
@@ -17,6 +21,8 @@ NO_PVA = "--no-pva"
 
 def say(kind: str, message: str) -> None:
     """One line on stderr: `extract: error: ...` or `extract: warning: ...`."""
+    from ..errors import one_line
+
     typer.echo("{}: {}: {}".format(PROG, kind, one_line(message)), err=True)
 
 
@@ -34,7 +40,7 @@ def stoppable(action: Callable[[], Any]) -> Callable[[], Any]:
     the signal, no temporary file left (atomic writes unwind)."""
 
     def run() -> Any:
-        from .stopping import raise_on_stop_signals
+        from ..stopping import raise_on_stop_signals
 
         raise_on_stop_signals()
         return action()
@@ -42,10 +48,12 @@ def stoppable(action: Callable[[], Any]) -> Callable[[], Any]:
     return run
 
 
-def in_the_commands_words(error: ExtractorError) -> ExtractorError:
+def in_the_commands_words(error: "ExtractorError") -> "ExtractorError":
     """`error` as the command line says it: a missing pva names the library's parameter
     (use_pva=False) in Python, and here the flag that every command reading pva facts
     declares (cli/app.py's no_pva_option): `add --no-pva`."""
+    from ..errors import PvaMissingError
+
     if isinstance(error, PvaMissingError):
         return error.worded("add " + NO_PVA)
     return error
@@ -55,6 +63,8 @@ def report_errors(action: Callable[[], Any], debug: Optional[bool] = None) -> An
     """Run `action()`; an error becomes one line on stderr (in_the_commands_words) and
     the exit code it asks for (with a traceback first when `debug`); Ctrl-C exits 130.
     `debug` None: the command has no --debug option to suggest."""
+    from ..errors import ExtractorError, one_line
+
     try:
         return action()
     except ExtractorError as exc:
@@ -69,7 +79,7 @@ def report_errors(action: Callable[[], Any], debug: Optional[bool] = None) -> An
         if signum is None:
             say("error", "interrupted")
             raise typer.Exit(130) from None
-        from .stopping import stop_message
+        from ..stopping import stop_message
 
         say("error", stop_message(signum))
         raise typer.Exit(128 + signum) from None

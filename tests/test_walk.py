@@ -1,0 +1,169 @@
+"""The walk over the step rows (extractor/core/walk.py): one loop feeding consumers.
+
+A consumer written here, in one class and nothing else, is fed by the walk as the
+summary's and blocks' consumers are; its counts are checked against plain SQL on the
+profile (nothing from extractor), and the walk's promises are held: a retry (rows stored
+out of step order) begins every consumer again and ends it once; a consumer that cannot
+be made twice gets sorted rows from the start; a range of steps gives those rows only.
+"""
+
+import sqlite3
+from collections import Counter
+
+from extractor.core.profile import STEP_TABLES, Profile
+from extractor.core.rules import load_rules
+from extractor.core.walk import Consumer, walk
+from support.cases import copy_case, golden_case_folder
+
+ROWS = "SELECT s.id, s.type, i.rowid FROM steps_by_ipu AS i JOIN steps AS s ON s.id = i.step_id"
+
+
+class KindCounter(Consumer):
+    """Every row, counted by kind; begins and ends counted too."""
+
+    every_row = True
+
+    def __init__(self) -> None:
+        self.begun = self.ended = 0
+
+    def begin(self) -> None:
+        self.begun += 1
+        self.kinds: Counter = Counter()
+        self.steps: list = []
+
+    def row(self, raw, named) -> None:
+        self.kinds[raw[1]] += 1
+        self.steps.append(raw[0])
+
+    def end(self) -> None:
+        self.ended += 1
+
+
+class WritesAsItGoes(KindCounter):
+    restartable = False
+
+
+class Markers(Consumer):
+    """The markers, and the device span handed before each."""
+
+    times = True
+
+    def begin(self) -> None:
+        self.events: list = []
+
+    def devices(self, low, high) -> None:
+        self.events.append(("devices", low, high))
+
+    def marker(self, step, kind) -> None:
+        self.events.append(("marker", step, kind))
+
+
+def _sql(profile, query, *values):
+    db = sqlite3.connect("file:{}?mode=ro".format(profile), uri=True)
+    try:
+        return db.execute(query, values).fetchall()
+    finally:
+        db.close()
+
+
+def _walk(profile, consumers, **options):
+    with Profile(profile, tables=STEP_TABLES, check_start_end=False) as opened:
+        return walk(opened, load_rules(), consumers, **options)
+
+
+def _stored_backwards(profile):
+    db = sqlite3.connect(str(profile), isolation_level=None)
+    try:
+        db.execute("CREATE TABLE backwards AS SELECT * FROM steps_by_ipu ORDER BY rowid DESC")
+        db.execute("DROP TABLE steps_by_ipu")
+        db.execute("ALTER TABLE backwards RENAME TO steps_by_ipu")
+    finally:
+        db.close()
+
+
+def test_a_consumer_of_one_class_sees_every_row_in_step_order(tmp_path):
+    profile = copy_case(golden_case_folder(), tmp_path / "golden")
+    counter = KindCounter()
+    assert _walk(profile, [counter]) is True
+    rows = sorted(_sql(profile, ROWS), key=lambda row: (row[0], row[2]))
+    assert counter.kinds == Counter(kind for _, kind, _ in rows)
+    assert counter.steps == [step for step, _, _ in rows]
+    assert (counter.begun, counter.ended) == (1, 1)
+
+
+def test_a_retry_begins_every_consumer_again_and_ends_it_once(tmp_path):
+    in_order = copy_case(golden_case_folder(), tmp_path / "in-order")
+    backwards = copy_case(golden_case_folder(), tmp_path / "backwards")
+    _stored_backwards(backwards)
+    first, second = KindCounter(), KindCounter()
+    _walk(in_order, [first])
+    _walk(backwards, [second])
+    assert (first.begun, second.begun) == (1, 2)  # read as stored, then sorted
+    assert (first.ended, second.ended) == (1, 1)
+    assert second.kinds == first.kinds and second.steps == first.steps
+
+
+def test_a_consumer_that_cannot_restart_gets_sorted_rows_once(tmp_path):
+    backwards = copy_case(golden_case_folder(), tmp_path / "backwards")
+    _stored_backwards(backwards)
+    once, again = WritesAsItGoes(), KindCounter()
+    _walk(backwards, [again, once])
+    assert (once.begun, again.begun) == (1, 1)
+    assert once.steps == sorted(once.steps)
+
+
+def test_a_range_of_steps_gives_its_rows_only(tmp_path):
+    profile = copy_case(golden_case_folder(), tmp_path / "golden")
+    steps = sorted({step for step, _, _ in _sql(profile, ROWS)})
+    first, end = steps[10], steps[40]
+    counter = KindCounter()
+    _walk(profile, [counter], steps=(first, end))
+    want = _sql(
+        profile,
+        "SELECT s.id FROM steps_by_ipu AS i JOIN steps AS s ON s.id = i.step_id "
+        "WHERE s.id >= ? AND s.id < ? ORDER BY s.id, i.rowid",
+        first,
+        end,
+    )
+    assert counter.steps == [step for (step,) in want] and counter.steps
+
+
+def test_each_marker_comes_after_the_device_span_before_it(tmp_path):
+    profile = copy_case(golden_case_folder(), tmp_path / "golden")
+    markers = Markers()
+    _walk(profile, [markers])
+    events = markers.events
+    kinds = [event[0] for event in events]
+    assert kinds.count("marker") >= 2  # the fixture has inferences
+    assert kinds[-1] == "devices"  # the rows after the last marker
+    for index, kind in enumerate(kinds):
+        if kind == "marker":
+            assert kinds[index - 1] == "devices", events
+    # Input-delivered rows are StreamCopyEnd and output-begins StreamCopyBegin (the kinds
+    # a marker must have, whatever its name), as SQL has them.
+    stream = {
+        step: kind
+        for step, kind, _ in _sql(profile, ROWS)
+        if kind in ("StreamCopyEnd", "StreamCopyBegin")
+    }
+    for event in events:
+        if event[0] == "marker":
+            assert stream[event[1]] == event[2]
+
+
+def test_row_is_called_only_with_every_row(tmp_path):
+    profile = copy_case(golden_case_folder(), tmp_path / "golden")
+
+    class OnlyMarkers(Consumer):
+        def begin(self) -> None:
+            self.seen = 0
+
+        def marker(self, step, kind) -> None:
+            self.seen += 1
+
+        def row(self, raw, named) -> None:  # without every_row: never called
+            raise AssertionError("row() without every_row")
+
+    only = OnlyMarkers()
+    _walk(profile, [only])
+    assert only.seen > 0
