@@ -319,7 +319,7 @@ def test_slurm_shard_reads_the_array_variables(tmp_path):
 def test_run_help_names_every_slurm_variable_the_shard_reads():
     """`--shard slurm` reads four variables (extractor/run/batch/shards.py): help names each,
     and the two that may be unset, with their defaults."""
-    source = (REPO / "extractor" / "batch" / "shards.py").read_text(encoding="utf-8")
+    source = (REPO / "extractor" / "run" / "batch" / "shards.py").read_text(encoding="utf-8")
     read = set(re.findall(r'"(SLURM_ARRAY_TASK_[A-Z]+)"', source))
     assert read == {
         "SLURM_ARRAY_TASK_ID",

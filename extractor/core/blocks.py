@@ -2,9 +2,9 @@
 the bodies (docs/formats/blocks.md).
 
 `BlockBodies` is a consumer of the walk over the step rows (walk.py): it sees each
-notable row (kernels and marker candidates) once, in step order, but for the plain
-kernels, which the walk adds to the open body's sums itself; it keeps per open body only
-a sum and a row count per stage. A closed body is handed to a writer (blocks.json or
+boundary row (anchors and marker candidates) once, in step order, and the walk adds the
+plain kernels (the other kernel rows) to the open body's sums itself; it keeps per open
+body only a sum and a row count per stage. A closed body is handed to a writer (blocks.json or
 CSV, written as the walk goes, blockformats.py) and leaves behind one 4-byte value per
 stage it has, for the median: no list of rows, nor of bodies. `extract_blocks` walks the
 step rows with it alone (the step tables only: no pva, no memory tables, no start or
@@ -39,7 +39,6 @@ from .walk import (
     Consumer,
     bad_cycles,
     compile_only_warning,
-    is_plain_kernel,
     no_anchor_warning,
     walk,
 )
@@ -140,7 +139,7 @@ class Statistic:
 
 
 class BlockBodies(Consumer):
-    """Cuts the step rows into bodies as they stream by (see `notable`), in one walk.
+    """Cuts the step rows into bodies as they stream by (see `boundary`), in one walk.
 
     Body k opens at anchor A[k] and closes at the next anchor, or at the first
     output-begins step after A[k], whichever comes first; a body still open at the end
@@ -164,7 +163,6 @@ class BlockBodies(Consumer):
         self.stages = stage_labels(rules)
         self._label_index = {label: index for index, label in enumerate(self.stages)}
         self._stage_index: Dict[object, int] = {}  # NameClass -> index of its stage
-        self._plain: Dict[object, int] = {}  # NameClass -> plain_index(it)
         self._keep = keep
         self._statistics = statistics
         self._writer = writer
@@ -199,20 +197,12 @@ class BlockBodies(Consumer):
         self.anchor_ipus = 0
         self._anchor_rows = 0
 
-    def notable(self, step: SqlValue, kind: SqlValue, cycles: SqlValue, classes: NameClass) -> None:
-        """A notable row: its step, kind, cycles and NameClass. Rows of one step share
-        their name and kind, so the first row of a step decides what the step is."""
-        plain = self._plain.get(classes)
-        if plain is None:
-            plain = self._plain[classes] = self.plain_index(classes)
-        if plain >= 0:  # most rows: a kernel that neither opens nor closes anything
-            if self.cycles is not None:
-                if cycles.__class__ is int:
-                    self.cycles[plain] += cycles
-                elif cycles is not None:
-                    bad_cycles(step, cycles)
-                self.rows[plain] += 1
-            return
+    def boundary(
+        self, step: SqlValue, kind: SqlValue, cycles: SqlValue, classes: NameClass
+    ) -> None:
+        """An anchor or a marker candidate: its step, kind, cycles and NameClass (the
+        walk adds the plain kernels to `cycles` and `rows` itself). Rows of one step
+        share their name and kind, so the first row of a step decides what the step is."""
         if classes.anchor:  # an anchor is a kernel
             if step != self._last_anchor:
                 self._close(step)
@@ -239,12 +229,6 @@ class BlockBodies(Consumer):
                     bad_cycles(step, cycles)
                 self.cycles[index] += cycles
             self.rows[index] += 1
-
-    def plain_index(self, classes: NameClass) -> int:
-        """The stage index of a kernel that is no anchor nor marker candidate; else -1."""
-        if is_plain_kernel(classes):
-            return self._label_index[classes.stage]
-        return -1
 
     def stage_index(self, classes: NameClass) -> int:
         """The index in `cycles` of a kernel's stage."""

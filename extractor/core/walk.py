@@ -2,9 +2,10 @@
 
 A profile's step rows (millions of them) are read once per command, in the spec's order,
 by `walk`, whose loop is the only one over them: the summary's first body and device
-spans, every block's body, the step tables and extract diff's body finder are
-*consumers* of it, listed as data by the command that wants them (summary.py, blocks.py,
-diff/bodies.py). Adding one is writing one more `Consumer`: no other changes.
+spans, every block's body, the step tables, extract diff's body finder and a body's
+units, and extract trace's events are *consumers* of it, listed as data by the command
+that wants them (summary.py, blocks.py, diff/bodies.py, timeline/command.py). Adding one
+is writing one more `Consumer`: no other changes.
 
 Reading (`read_rows`). The rows are first read as steps_by_ipu stores them, with no sort:
 that is the spec's order when the table is stored in step order (as Poplar writes it),
@@ -22,12 +23,14 @@ What the walk does for its consumers, once per row:
   hands the device rows' [min start, max end] since the last marker to `devices`;
 - for the one consumer that sums the open block (`adds_plain_kernels`, blocks.py's
   BlockBodies), adds each plain kernel row (a kernel that is no anchor nor marker
-  candidate: most kernel rows) to the open block's sums itself, with no call;
-- calls the other hooks on the rows they ask for (see `Consumer`).
+  candidate: most kernel rows) to the open block's sums itself, with no call: the one
+  place that does;
+- calls the other hooks on the rows they ask for (see `Consumer`); a hook that needs no
+  more rows raises StopWalk (extract trace, past its window).
 
-`extract trace` (timeline/events.py) reads the same rows through `read_rows`, with the
-same retry, but keeps a loop of its own: each of its rows is an event written inline,
-and a call per row would cost it more than the walk saves.
+The loop is written flat, on locals, with one lookup per row: a trace has millions of
+rows, and each command must stay within 5% of its own hand-written loop of before
+(bench/commands.py measures them side by side).
 """
 
 from operator import itemgetter
@@ -71,6 +74,11 @@ class OutOfOrder(Exception):
     """A step row whose step id is smaller than the one before (read in stored order)."""
 
 
+class StopWalk(Exception):
+    """Raised by a hook: the consumers need no more rows (extract trace's window is over),
+    so the rows after go unread; every consumer's `end` is still called."""
+
+
 class Consumer:
     """One consumer of the walk. A subclass overrides the hooks it needs; the walk calls
     only those (a hook left alone costs nothing per row). Rows come in step order; a
@@ -81,7 +89,7 @@ class Consumer:
     - `restartable`: `begin` starts it afresh, so the walk may be made twice (see the
       module's docstring); False reads sorted rows from the start.
     - `times`: it needs active_tiles, start and end (else the walk does not read them).
-    - `every_row`: `row` sees every row, not only the notable ones.
+    - `every_row`: `row` sees every row.
     - `adds_plain_kernels`: it keeps the open block's sums per stage in `cycles` and
       `rows` (None / [] when no block is open) and `stage_index(classes)` says where a
       plain kernel's go; the walk adds them itself. At most one consumer does.
@@ -108,9 +116,12 @@ class Consumer:
     def marker(self, step: SqlValue, kind: str) -> None:
         """An input-delivered or output-begins row: its kind and name both match."""
 
-    def notable(self, step: SqlValue, kind: SqlValue, cycles: SqlValue, classes: NameClass) -> None:
-        """A kernel row or a marker candidate (its name matches a marker selector), but
-        for the plain kernels `adds_plain_kernels` takes."""
+    def boundary(
+        self, step: SqlValue, kind: SqlValue, cycles: SqlValue, classes: NameClass
+    ) -> None:
+        """A row that may open or close a block or an inference: an anchor or a marker
+        candidate (its name matches a marker selector), whatever its kind. (A plain
+        kernel never comes here: the walk adds it to the open block's sums.)"""
 
     def kernel(self, raw: "RawStepRow", named: NamedStep) -> None:
         """A kernel row (plain ones only while some consumer's `plain_kernels`)."""
@@ -214,7 +225,8 @@ def _in_step_order(batches: Iterable[list]) -> Generator[list, None, None]:
 
 #: What a (program, compute set) pair is to the walk: None (nothing for any consumer but
 #: the device span), an int (a plain kernel's stage index in the open block's sums:
-#: added with no call), else its NamedStep (the hooks see it).
+#: added with no call), else (its NamedStep, that index or -1, whether it is a boundary:
+#: an anchor or a marker candidate) for the general path, where the hooks see it.
 _Seen = Any
 
 
@@ -232,7 +244,7 @@ class _Walk:
         self.summing: Optional[Consumer] = summing[0] if summing else None
         self.devices = [c.devices for c in self.consumers if _overrides(c, "devices")]
         self.markers = [c.marker for c in self.consumers if _overrides(c, "marker")]
-        self.notables = [c.notable for c in self.consumers if _overrides(c, "notable")]
+        self.boundaries = [c.boundary for c in self.consumers if _overrides(c, "boundary")]
         self.kernel_takers = [c for c in self.consumers if _overrides(c, "kernel")]
         self.every = [c.row for c in self.consumers if c.every_row]
         self.wants_devices = bool(self.devices)
@@ -245,16 +257,15 @@ class _Walk:
         """What the pair is (see _Seen), kept in `table` for its next rows."""
         named = self.names[program, compute_set]
         classes = named.classes
+        plain = is_plain_kernel(classes)
+        index = -1  # a plain kernel's stage in the open block's sums
+        if plain and self.summing is not None:
+            index = self.summing.stage_index(classes)
         value: _Seen = None
-        if self.every:
-            value = named
-        elif is_plain_kernel(classes):
-            if self.plain_hooked:
-                value = named
-            elif self.summing is not None:
-                value = self.summing.stage_index(classes)
-        elif named.notable:  # an anchor or a marker candidate
-            value = named
+        if self.every or (plain and self.plain_hooked) or (named.notable and not plain):
+            value = (named, index, named.notable and not plain)  # the general path
+        elif plain and self.summing is not None:
+            value = index
         self.table.setdefault(compute_set, {})[program] = value
         return value
 
@@ -273,68 +284,80 @@ class _Walk:
         summing = self.summing
         body_cycles = summing.cycles if summing is not None else None
         body_rows = summing.rows if summing is not None else []
-        devices, markers, notables = self.devices, self.markers, self.notables
+        devices, markers, boundaries = self.devices, self.markers, self.boundaries
         kernel_takers, every = self.kernel_takers, self.every
         plain_hooked = self.plain_hooked
         wants_devices = self.wants_devices
         device_kinds = DEVICE_KINDS
         low = high = None  # of the device rows since the last marker row
         any_rows = False
-        for batch in batches:
-            any_rows = True
-            for raw in batch:
-                try:
-                    what = table[raw[4]][raw[3]]  # compute set, program
-                except KeyError:  # a pair met for the first time
-                    what = seen(raw[4], raw[3])
-                if what is None:  # most rows: nothing to anyone but the device span
-                    if wants_devices and raw[1] in device_kinds:
+        try:
+            for batch in batches:
+                any_rows = True
+                for raw in batch:
+                    try:
+                        what = table[raw[4]][raw[3]]  # compute set, program
+                    except KeyError:  # a pair met for the first time
+                        what = seen(raw[4], raw[3])
+                    if what is None:  # most rows: nothing to anyone but the device span
+                        if wants_devices and raw[1] in device_kinds:
+                            start, end = raw[6], raw[7]
+                            if start is not None and (low is None or start < low):
+                                low = start
+                            if end is not None and (high is None or end > high):
+                                high = end
+                        continue
+                    if what.__class__ is int:  # a plain kernel: to the open block
+                        if body_cycles is not None:
+                            cycles = raw[2]
+                            if cycles.__class__ is int:
+                                body_cycles[what] += cycles
+                            elif cycles is not None:
+                                bad_cycles(raw[0], cycles)
+                            body_rows[what] += 1
+                        continue
+                    named, index, boundary = what  # the general path
+                    if index >= 0:  # a plain kernel: to the open block
+                        if body_cycles is not None:
+                            cycles = raw[2]
+                            if cycles.__class__ is int:
+                                body_cycles[index] += cycles
+                            elif cycles is not None:
+                                bad_cycles(raw[0], cycles)
+                            body_rows[index] += 1
+                    elif boundary:
+                        step, kind, cycles = raw[0], raw[1], raw[2]
+                        classes = named.classes
+                        if (kind == INPUT_DELIVERED_KIND and classes.input_delivered) or (
+                            kind == OUTPUT_BEGINS_KIND and classes.output_begins
+                        ):
+                            for hook in devices:  # the device rows before the marker
+                                hook(low, high)
+                            low = high = None
+                            for at_marker in markers:
+                                at_marker(step, kind)
+                        for on_boundary in boundaries:
+                            on_boundary(step, kind, cycles, classes)
+                        if summing is not None:
+                            body_cycles, body_rows = summing.cycles, summing.rows
+                    if kernel_takers and named.classes.kernel:
+                        for taker in kernel_takers:
+                            taker.kernel(raw, named)
+                            if plain_hooked and not any(t.plain_kernels for t in kernel_takers):
+                                plain_hooked = False  # asked no more (but every_row's)
+                                if not every:
+                                    self.plain_kernels_done()
+                                    table = self.table
+                    for on_row in every:
+                        on_row(raw, named)
+                    if wants_devices and raw[1] in device_kinds:  # a kernel may be one
                         start, end = raw[6], raw[7]
                         if start is not None and (low is None or start < low):
                             low = start
                         if end is not None and (high is None or end > high):
                             high = end
-                    continue
-                if what.__class__ is int:  # a plain kernel: to the open block
-                    if body_cycles is not None:
-                        cycles = raw[2]
-                        if cycles.__class__ is int:
-                            body_cycles[what] += cycles
-                        elif cycles is not None:
-                            bad_cycles(raw[0], cycles)
-                        body_rows[what] += 1
-                    continue
-                step, kind, cycles = raw[0], raw[1], raw[2]
-                if what.notable:  # a kernel or a marker candidate (else: every_row's)
-                    classes = what.classes
-                    if (kind == INPUT_DELIVERED_KIND and classes.input_delivered) or (
-                        kind == OUTPUT_BEGINS_KIND and classes.output_begins
-                    ):
-                        for hook in devices:  # the device rows before the marker
-                            hook(low, high)
-                        low = high = None
-                        for at_marker in markers:
-                            at_marker(step, kind)
-                    for on_notable in notables:
-                        on_notable(step, kind, cycles, classes)
-                    if summing is not None:
-                        body_cycles, body_rows = summing.cycles, summing.rows
-                    if classes.kernel and kernel_takers:
-                        for taker in kernel_takers:
-                            taker.kernel(raw, what)
-                        if plain_hooked and not any(t.plain_kernels for t in kernel_takers):
-                            plain_hooked = False  # asked no more (but every_row's)
-                            if not every:
-                                self.plain_kernels_done()
-                                table = self.table
-                for on_row in every:
-                    on_row(raw, what)
-                if wants_devices and kind in device_kinds:  # a kernel may be a device row
-                    start, end = raw[6], raw[7]
-                    if start is not None and (low is None or start < low):
-                        low = start
-                    if end is not None and (high is None or end > high):
-                        high = end
+        except StopWalk:  # a hook needs no more rows: the rows after go unread
+            pass
         for hook in devices:
             hook(low, high)
         for consumer in self.consumers:
