@@ -7,11 +7,16 @@ one the link points to, so the temporary file is beside that one, not beside the
 `written_at` says which, and the writer (output.replaceable) and the sweep
 (remove_abandoned) both ask it. The folders a writer makes for its file are removed
 again when nothing is written (`missing_folders`, `remove_made_folders`).
+
+`Leftovers` is what a command's writing can leave behind when it is ended: the one
+answer that a single run's failure, its time limit (deadline.py) and a killed
+watched child (single.py) all sweep.
 """
 
+import contextlib
 import os
 from pathlib import Path
-from typing import Iterable, List, Optional, Tuple
+from typing import Iterable, Iterator, List, Optional, Tuple
 
 from .errors import StrPath
 
@@ -57,15 +62,19 @@ def _partial_prefix(path: Path, pid: Optional[int] = None) -> str:
     return ".{}.{}.{}.".format(path.name, _host(), pid or os.getpid())
 
 
-def remove_abandoned(path: StrPath, strict: bool = False) -> None:
+def remove_abandoned(path: StrPath, strict: bool = False, writer: Optional[int] = None) -> None:
     """Remove temporary files left by killed writers of this host for `path` (a SIGKILL
     leaves no chance to clean up), where they wrote them (`written_at`: beside the file
-    a symbolic link points to); a live writer's, or another host's, stay."""
+    a symbolic link points to); a live writer's, or another host's, stay. `writer`: the
+    pid of a writer known to be done (this process, its writing unwound): its files go,
+    and only its."""
     target = written_at(path, strict)
     host = _host()
     for partial in target.parent.glob(".{}.{}.*.partial".format(target.name, host)):
         pid = partial.name[len(".{}.{}.".format(target.name, host)) :].split(".", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if not pid.isdigit():
+            continue
+        if (int(pid) == writer) if writer is not None else not _alive(int(pid)):
             try:
                 partial.unlink()
             except OSError:
@@ -105,3 +114,32 @@ def remove_made_folders(folders: Iterable[Path]) -> None:
             os.rmdir(str(folder))
         except OSError:
             pass
+
+
+class Leftovers:
+    """What writing `outputs` (the files a command writes; "-", standard output, is
+    none) can leave when the writer is ended: a temporary file beside where each is
+    written (`written_at`), and the folders missing above each now (`missing_folders`,
+    made by the writer). Worked out before anything is written."""
+
+    def __init__(self, outputs: Iterable[StrPath], strict: bool = False):
+        self.outputs = [Path(path) for path in outputs if str(path) != "-"]
+        self.strict = strict
+        self.folders = [folder for path in self.outputs for folder in missing_folders(path)]
+
+    def sweep(self, writer: Optional[int] = None) -> None:
+        """Remove the temporary files of `writer` (a pid; None: of any dead writer) for
+        every output, and the folders made for them that are empty."""
+        for path in self.outputs:
+            remove_abandoned(path, self.strict, writer)
+        remove_made_folders(self.folders)
+
+    @contextlib.contextmanager
+    def swept_on_failure(self) -> Iterator[None]:
+        """Run the block, this process writing; if it fails (an error, Ctrl-C, a time
+        limit), sweep what its writing left before the failure goes on."""
+        try:
+            yield
+        except BaseException:
+            self.sweep(writer=os.getpid())
+            raise

@@ -1,13 +1,20 @@
-"""Ending an extraction on time or on request: --timeout, SIGTERM, SIGHUP and Ctrl-C.
+"""Ending an extraction on request: SIGTERM, SIGHUP and Ctrl-C; and the one case of
+`--timeout` that needs a second process.
 
-A single run that has a time limit forks: the child extracts as extract always did, and
-the parent only watches it. A pattern that backtracks catastrophically keeps CPython's
-`re` busy in C, where no signal handler runs, so only another process can end it on
-time. Past the limit the parent kills the child (SIGKILL: a polite signal would make it
-print a second line, if it could print at all), removes the temporary files it leaves,
-and reports one line. SIGTERM, SIGHUP and SIGINT given to the parent are passed on to the
-child, which unwinds as from Ctrl-C (no temporary file left) and exits 128 + the signal;
-a child that does not end within GRACE seconds of that is killed the same way.
+SIGTERM, SIGHUP and SIGINT raise Stopped (`raise_on_stop_signals`), which unwinds as
+Ctrl-C does; the handler notes what it raised (`raised_stop`), for the one place that
+can swallow it: SQLite's progress handler (deadline.raise_interrupted).
+
+A time limit is kept in the process itself (deadline.py), except where the work calls
+compiled code that no signal reaches until it returns: a pva whose calls are C++ (the
+Poplar SDK's), which may not return. For that run only (run/single.py), extract forks: the
+child extracts as extract always did and reports the profile it reads through the pipe
+it shares with the parent; the parent only watches it. Past the limit the parent kills
+the child (SIGKILL: a polite signal would make it print a second line, if it could
+print at all), sweeps the temporary files it leaves, and reports one line. SIGTERM,
+SIGHUP and SIGINT given to the parent are passed on to the child, which unwinds as from
+Ctrl-C (no temporary file left) and exits 128 + the signal; a child that does not end
+within GRACE seconds of that is killed the same way.
 """
 
 import os
@@ -16,7 +23,7 @@ import signal
 import sys
 import time
 from types import FrameType
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 #: Seconds a signalled child has to end by itself before it is killed.
 GRACE = 2.0
@@ -55,14 +62,25 @@ def stop_message(signum: int) -> str:
     return "terminated by {}".format(signal_name(signum))
 
 
+_raised: List[int] = []  # the stop signal raise_on_stop_signals' handler raised
+
+
+def raised_stop() -> Optional[Stopped]:
+    """Stopped again, if raise_on_stop_signals' handler has raised it in this process
+    (to raise once more where it was swallowed), else None."""
+    return Stopped(_raised[0]) if _raised else None
+
+
 def raise_on_stop_signals() -> None:
     """SIGTERM, SIGHUP and SIGINT raise Stopped in the main thread; the first one only:
     the same signal sent again (a terminal's SIGINT goes to every process of the group,
     and the watching parent passes it on too) cannot interrupt the clean-up."""
+    del _raised[:]
 
     def handle(signum: int, frame: Optional[FrameType]) -> None:
         for other in STOP_SIGNALS:
             signal.signal(other, signal.SIG_IGN)
+        _raised.append(signum)
         raise Stopped(signum)
 
     for signum in STOP_SIGNALS:
@@ -81,9 +99,11 @@ class Outcome:
         stopped_by: Optional[int] = None,
         killed_by: Optional[int] = None,
         forced: bool = False,
+        reading: Optional[int] = None,
     ):
         self.code, self.timed_out, self.stopped_by = code, timed_out, stopped_by
         self.killed_by, self.forced = killed_by, forced
+        self.reading = reading  # the profile the child last said it was reading (an index)
 
 
 class _Wake(BaseException):
@@ -100,10 +120,11 @@ def flush_standard_streams() -> None:
                 pass
 
 
-def fork_with_deadline(seconds: float) -> Optional[Outcome]:
-    """Fork. In the child: return None (after `raise_on_stop_signals`); it does the work
+def fork_with_deadline(seconds: float) -> Tuple[Optional[Outcome], int]:
+    """Fork. In the child: (None, the pipe's write end), after `raise_on_stop_signals`;
+    it does the work, may write "N\n" (reading profile N) or "-\n" (none) to the pipe,
     and exits as usual. In the parent: wait for the child, at most `seconds`, and return
-    its Outcome; the caller sweeps what a killed child leaves and exits."""
+    (its Outcome, -1); the caller sweeps what a killed child leaves and exits."""
     flush_standard_streams()
     parent = os.getpid()
     read_end, write_end = os.pipe()  # the child holds the write end until it ends
@@ -112,7 +133,7 @@ def fork_with_deadline(seconds: float) -> Optional[Outcome]:
         os.close(read_end)
         _die_with(parent)
         raise_on_stop_signals()
-        return None
+        return None, write_end
     os.close(write_end)
     received: List[int] = []
     waiting: List[bool] = []
@@ -126,7 +147,7 @@ def fork_with_deadline(seconds: float) -> Optional[Outcome]:
 
     previous = {signum: signal.signal(signum, handle) for signum in STOP_SIGNALS}
     try:
-        return _watch(pid, read_end, seconds, received, waiting)
+        return _watch(pid, read_end, seconds, received, waiting), -1
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -138,6 +159,7 @@ def _watch(
 ) -> Outcome:
     deadline = time.monotonic() + seconds if seconds else None
     forced = False
+    said = b""  # what the child wrote to the pipe
     while True:
         wait = (
             None if deadline is None else min(max(0.0, deadline - time.monotonic()), LONGEST_WAIT)
@@ -151,8 +173,12 @@ def _watch(
             grace_end = time.monotonic() + GRACE
             deadline = grace_end if deadline is None else min(deadline, grace_end)
             continue
-        if ready:  # the child has ended: its end of the pipe is closed
-            break
+        if ready:
+            data = os.read(read_end, 4096)
+            if data:  # the child says which profile it reads
+                said = (said + data)[-64:]
+                continue
+            break  # the child has ended: its end of the pipe is closed
         if deadline is not None and time.monotonic() < deadline:
             continue  # a very long limit, waited for in parts
         # Past the limit, or a stop signal not obeyed in time: it cannot end by itself.
@@ -176,7 +202,16 @@ def _watch(
         stopped_by=stopped_by,
         killed_by=killed_by,
         forced=forced,
+        reading=_last_said(said),
     )
+
+
+def _last_said(said: bytes) -> Optional[int]:
+    """The profile the child said last it was reading ("N\n"), None for "-\n" or
+    nothing."""
+    lines = said.split(b"\n")[:-1]  # whole lines only
+    last = lines[-1] if lines else b""
+    return int(last) if last.isdigit() else None
 
 
 def _reap(pid: int) -> int:

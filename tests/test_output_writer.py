@@ -1,15 +1,14 @@
 """The writer of every command's output and its clean-up look in one place: a run
-ended mid-write (--timeout, a killed child) leaves no temporary file, also when -o is a
-symbolic link (the temporary file is beside the file the link points to); a run that
-fails leaves none of the folders it would have made for its output; and -o onto a
-device that is not there says what it is.
+ended mid-write (--timeout; a killed child: test_time_limit.py) leaves no temporary
+file, also when -o is a symbolic link (the temporary file is beside the file the link
+points to); a run that fails leaves none of the folders it would have made for its
+output; and -o onto a device that is not there says what it is.
 
 A run is held, through an audit hook, at the moment its output is about to be renamed
 into place (its temporary file written whole), so that it is always ended mid-write:
 no timing guess (test_stop_signals.py does the same)."""
 
 import os
-import signal
 import subprocess
 from pathlib import Path
 
@@ -19,22 +18,18 @@ from support import badinput as bad
 from support.cases import copy_case
 from support.checks import one_error, partial_files
 from support.cli import invoke_extract, run_extract
-from support.held import children, start_held
+from support.held import start_held
 from support.paths import EDGE
+from support.timelimits import TIMEOUT_COMMANDS, command_words
 
 ENDS_WITHIN = 60
 
-#: The commands that take -o and --timeout, as run on PROFILE.
-COMMANDS = {
-    "extract": [],
-    "blocks": ["blocks"],
-    "trace": ["trace"],
-    "diff": ["diff", "PROFILE"],
-}
+#: The commands that take -o and --timeout (test_time_limit.py checks the list).
+COMMANDS = TIMEOUT_COMMANDS
 
 
 def _command(name: str, profile: Path) -> list:
-    return [profile if word == "PROFILE" else word for word in COMMANDS[name]] + [profile]
+    return command_words(name, profile, profile)
 
 
 def held_run(tmp_path: Path, args, on_hold) -> subprocess.CompletedProcess:
@@ -78,7 +73,7 @@ def test_a_timeout_mid_write_through_a_link_leaves_no_temporary_file(
     def on_hold(run):  # the temporary file is there, beside the link's target
         seen.extend(_partials_beside(real))
 
-    # Held at its rename, the child runs past its time limit and is killed (SIGKILL).
+    # Held at its rename, the run passes its time limit there (SIGALRM).
     args = _command(command, profile) + ["-o", link, "--timeout", "5"]
     done = held_run(tmp_path, args, on_hold)
     assert len(seen) == 1, seen
@@ -89,30 +84,6 @@ def test_a_timeout_mid_write_through_a_link_leaves_no_temporary_file(
     assert partial_files(tmp_path) == []
     assert real.read_bytes() == b"what was there before\n"
     assert os.readlink(str(link)) == str(real)
-
-
-@pytest.mark.parametrize("target", ["link", "new folders"])
-@pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_a_killed_child_leaves_no_temporary_file_nor_folder(
-    tmp_path, linked_output, command, target
-):
-    link, real = linked_output
-    output = link if target == "link" else tmp_path / "new" / "sub" / "result.out"
-    profile = copy_case(EDGE / "multi-ipu", tmp_path / "case")
-
-    def on_hold(run):  # the watching parent's child, the one writing
-        (child,) = children(run.pid)
-        os.kill(child, signal.SIGKILL)
-
-    args = _command(command, profile) + ["-o", output, "--timeout", "600"]
-    done = held_run(tmp_path, args, on_hold)
-    assert done.returncode == 1, done
-    assert done.stderr == (
-        "extract: error: {}: the process extracting it died (killed by SIGKILL)\n".format(profile)
-    )
-    assert partial_files(tmp_path) == []
-    assert real.read_bytes() == b"what was there before\n"
-    assert not (tmp_path / "new").exists()
 
 
 # ---- a failed run makes no folder ----------------------------------------------------

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Sequence, TypeVar, Union
 from urllib.parse import quote
 
+from ..deadline import raise_interrupted, watch_connection
 from ..errors import ProfileError, StrPath
 from ..inputs import NotRegular, not_regular, open_regular
 
@@ -91,6 +92,7 @@ class SQLiteFile:
             db = sqlite3.connect(self._uri, uri=True, timeout=BUSY_TIMEOUT)
             # Names with invalid UTF-8 (a damaged or foreign profile) are still labels.
             db.text_factory = lenient_text
+            watch_connection(db)  # a running --timeout ends its queries too
             return db
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc
@@ -113,6 +115,8 @@ class SQLiteFile:
             return unreadable
         if isinstance(exc, sqlite3.Error):
             message = str(exc)
+            if message == "interrupted":  # by the progress handler: raise what asked it
+                raise_interrupted()
             if not message.strip():  # Python 3.8 gives the error with no message
                 return unreadable
             if message == "file is not a database":

@@ -6,6 +6,7 @@ from typing import Callable, Optional, Type, cast
 from ..core.blocks import stage_labels
 from ..core.pvafacts import PvaModule, import_pva
 from ..core.rules import StageRules
+from ..deadline import reading
 from ..errors import ProfileError, UsageError, shown_path
 from ..render import DIFF_FORMATS
 from ..wholetext import MAX_DIGITS, read_whole, shown_text
@@ -59,7 +60,8 @@ def diff_profiles(
         if path.is_dir():
             raise ProfileError(path, "is a directory, not a profile")
         shown = label if label is not None else shown_path(path)
-        sides.append(read_side(path, shown, rules, wanted, option, pva))
+        with reading(path):  # a time limit passing now names this profile
+            sides.append(read_side(path, shown, rules, wanted, option, pva))
     return explain(sides[0], sides[1], stage_labels(rules))
 
 
@@ -85,7 +87,7 @@ def run_diff(
     nothing but errors: `quiet` changes nothing."""
     from ..output import write_output
     from ..outputchecks import check_outputs
-    from ..run.single import STDOUT, file_outputs, watch
+    from ..run.single import STDOUT, bounded, file_outputs, in_compiled_code
 
     if top < 0:
         raise UsageError("--top {}: give how many step changes to list (0 or more)".format(top))
@@ -96,11 +98,12 @@ def run_diff(
     target = output or STDOUT
     outputs = [("--output", target)]
     check_outputs(outputs, [base, candidate], rules=rules)
-    watch(base, file_outputs(outputs), say, timeout)
-    pva = import_pva() if use_pva else None  # PvaMissingError without it (docs/pva.md)
-    diff = diff_profiles(
-        base, candidate, rules, block=wanted, candidate_block=candidate_wanted, pva=pva
-    )
-    renderer = cast(Type[DiffRenderer], DIFF_FORMATS[output_format])  # each takes `top`
-    write_output(target, renderer(top=top).render(diff))
+    # Past --timeout, the error names the profile being read (diff_profiles), else both.
+    with bounded([base, candidate], file_outputs(outputs), say, timeout, in_compiled_code(use_pva)):
+        pva = import_pva() if use_pva else None  # PvaMissingError without it (docs/pva.md)
+        diff = diff_profiles(
+            base, candidate, rules, block=wanted, candidate_block=candidate_wanted, pva=pva
+        )
+        renderer = cast(Type[DiffRenderer], DIFF_FORMATS[output_format])  # each takes `top`
+        write_output(target, renderer(top=top).render(diff))
     return diff

@@ -1,14 +1,17 @@
 """`extract PROFILE -o FILE`: one profile's run, as the command line asks for it.
 
 The checks a single run makes before it extracts (targets.check_outputs: no output, the
-`--csv` and `--blocks` files too, is one of its inputs), its time limit (with
-`--timeout`, a forked child extracts while this process watches it: stopping.py), and
-the extraction itself (pipeline.extract_profile). Usage problems are UsageError (exit 2).
+`--csv` and `--blocks` files too, is one of its inputs), its time limit (`bounded`: kept
+in this process, deadline.py; a forked child watched by this process only when the run
+calls a pva in compiled code, stopping.py), and the extraction itself
+(pipeline.extract_profile). Usage problems are UsageError (exit 2).
 """
 
+import contextlib
 import os
+import types
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..core.pipeline import extract_profile
 from ..core.rules import StageRules
@@ -24,32 +27,62 @@ if TYPE_CHECKING:
 Say = Callable[[str, str], None]  # say(kind, message): "error" or "warning", one line
 
 
-def watch(profile: Path, outputs: Sequence[StrPath], say: Say, timeout: float = 0) -> None:
-    """With a time limit, fork: the child returns and does the work; this process
-    watches it and exits as it does (stopping.py), removing what a killed child was
-    writing to `outputs` (the files the command writes) and the folders it made for
-    them. Without one, return here to work, stopped by SIGTERM or SIGHUP as by Ctrl-C."""
-    from ..stopping import fork_with_deadline, raise_on_stop_signals, signal_name, stop_message
+def in_compiled_code(use_pva: bool, pva: Optional[object] = None) -> bool:
+    """Whether the run calls a pva whose calls are compiled code (the Poplar SDK's C++,
+    bound by pybind11), where no signal reaches until a call returns: `pva` (the module
+    given), else the one `import pva` finds. One written in Python (the tests' stand-in)
+    is not; a pva that cannot be imported is not either (the run fails without it, in
+    its own order)."""
+    if not use_pva:
+        return False
+    if pva is None:
+        try:
+            import pva as module
+        except Exception:  # ImportError, or any failure of its import
+            return False
+        pva = module
+    return not isinstance(getattr(pva, "openReport", None), types.FunctionType)
 
-    if not timeout or not hasattr(os, "fork"):
+
+@contextlib.contextmanager
+def bounded(
+    profiles: Sequence[StrPath],
+    outputs: Sequence[StrPath],
+    say: Say,
+    timeout: float = 0,
+    separate: bool = False,
+) -> Iterator[None]:
+    """Run the block (the command's work on `profiles`, writing `outputs`, the files the
+    command writes) within `timeout` seconds (0: no limit), stopped by SIGTERM or SIGHUP
+    as by Ctrl-C. In this process (deadline.time_limit), unless `separate`
+    (in_compiled_code: a call that may never return): then fork, the child does the
+    work and this process watches it and exits as it does (stopping.py), sweeping what
+    a killed child was writing and the folders made for it. Past the limit: ProfileError
+    `<profile>: took longer than N s (--timeout): ended`, the profile being read then."""
+    from ..deadline import time_limit
+    from ..stopping import raise_on_stop_signals
+
+    if not (timeout and separate and hasattr(os, "fork")):
         raise_on_stop_signals()
+        with time_limit(timeout, profiles, outputs):
+            yield
         return
-    from ..partials import missing_folders, remove_abandoned, remove_made_folders
+    from ..deadline import profiles_label, reporting, timed_out_problem
+    from ..partials import Leftovers
+    from ..stopping import fork_with_deadline, signal_name, stop_message
 
-    made = [folder for path in outputs for folder in missing_folders(path)]
-    outcome = fork_with_deadline(timeout)
+    leftovers = Leftovers(outputs)  # before the fork: the folders missing now
+    outcome, report_fd = fork_with_deadline(timeout)
     if outcome is None:  # the child
+        with reporting(profiles, report_fd):
+            yield
         return
     if not outcome.forced and outcome.killed_by is None:
         _leave(outcome.code)  # it said what it had to say
-    for path in outputs:  # what the killed child was writing, where it wrote it
-        remove_abandoned(path)
-    remove_made_folders(made)
+    leftovers.sweep()  # what the killed child was writing, where it wrote it
+    label = profiles_label(profiles, outcome.reading)
     if outcome.timed_out:
-        say(
-            "error",
-            "{}: took longer than {:g} s (--timeout): ended".format(shown_path(profile), timeout),
-        )
+        say("error", "{}: {}".format(label, timed_out_problem(timeout)))
         _leave(1)
     if outcome.stopped_by is not None:
         say("error", stop_message(outcome.stopped_by))
@@ -57,7 +90,7 @@ def watch(profile: Path, outputs: Sequence[StrPath], say: Say, timeout: float = 
     say(
         "error",
         "{}: the process extracting it died (killed by {})".format(
-            shown_path(profile), signal_name(outcome.killed_by)
+            label, signal_name(outcome.killed_by)
         ),
     )
     _leave(1)
@@ -146,13 +179,14 @@ def run_single(
     blocks: bool,
     timeout: float,
 ) -> None:
-    """The whole single run: its checks, its time limit (watch), its extraction."""
+    """The whole single run: its checks, its time limit (bounded), its extraction."""
     check_profile(profile)
     target = output or STDOUT
     outputs = summary_outputs(target, csv, blocks)
-    check_outputs(outputs, [profile], rules=rules)  # before the fork: usage errors at once
-    watch(profile, file_outputs(outputs), say, timeout)
-    extract_single(profile, target, rules, say, quiet, use_pva=use_pva, csv=csv, blocks=blocks)
+    check_outputs(outputs, [profile], rules=rules)  # before the work: usage errors at once
+    separate = in_compiled_code(use_pva)
+    with bounded([profile], file_outputs(outputs), say, timeout, separate):
+        extract_single(profile, target, rules, say, quiet, use_pva=use_pva, csv=csv, blocks=blocks)
 
 
 def run_blocks(
@@ -167,17 +201,22 @@ def run_blocks(
 ) -> None:
     """`extract blocks`: every block of `profile` to `output` ("-" or None: standard
     output) as blocks.json ("json"), its CSV ("csv") or the statistics ("markdown")."""
+    target = output or STDOUT
+    check_profile(profile, "extract DIR -o OUTDIR --blocks")
+    outputs = [("-o", target)]
+    check_outputs(outputs, [profile], rules=rules)
+    with bounded([profile], file_outputs(outputs), say, timeout):  # SQL only: no pva
+        _write_blocks(profile, target, output_format, rules, say, quiet)
+
+
+def _write_blocks(
+    profile: Path, target: str, output_format: str, rules: StageRules, say: Say, quiet: bool
+) -> None:
     import tempfile
 
     from ..core.blocks import extract_blocks
     from ..output import write_output, write_output_from
     from ..render import BLOCKS_FORMATS, StreamRenderer
-
-    target = output or STDOUT
-    check_profile(profile, "extract DIR -o OUTDIR --blocks")
-    outputs = [("-o", target)]
-    check_outputs(outputs, [profile], rules=rules)
-    watch(profile, file_outputs(outputs), say, timeout)  # the time limit, as extract's
 
     def warn(result: "BlocksExtraction") -> None:
         if not quiet:

@@ -13,6 +13,7 @@ from ..core.pvafacts import PvaFacts, PvaModule, import_pva
 from ..core.rules import StageRules
 from ..core.steps import BadValue, StepNames
 from ..core.walk import Consumer, compile_only_warning, walk
+from ..deadline import reading
 from ..errors import ProfileError, UsageError, shown_path
 from ..output import atomic_file
 from .events import EventFile, ProfileEvents
@@ -64,7 +65,7 @@ def run_trace(
     an output that is one of its inputs; ProfileError for a profile extract cannot
     read."""
     from ..outputchecks import check_outputs
-    from ..run.single import check_profile, watch
+    from ..run.single import bounded, check_profile, in_compiled_code
 
     if not output or output == "-":
         raise UsageError("give the trace a file with -o FILE (a trace is not for a terminal)")
@@ -74,16 +75,32 @@ def run_trace(
     for profile in profiles:
         check_profile(profile)
     check_outputs([("-o", output)], profiles, rules=rules)
-    watch(profiles[0], [output], say, timeout)
-    if use_pva and pva is None:
-        pva = import_pva()
+    # Past --timeout, the error names the profile being read, else all of them.
+    with bounded(profiles, [output], say, timeout, in_compiled_code(use_pva, pva)):
+        if use_pva and pva is None:
+            pva = import_pva()
+        _write_trace(output, profiles, rules, say, runs, every_row, clock_mhz, pva, quiet)
+
+
+def _write_trace(
+    output: str,
+    profiles: Sequence[Path],
+    rules: StageRules,
+    say: Say,
+    runs: Sequence[int],
+    every_row: bool,
+    clock_mhz: Optional[float],
+    pva: Optional[PvaModule],
+    quiet: bool,
+) -> None:
     clocks: List[Optional[float]] = []
     with atomic_file(output) as handle:
         out = EventFile(handle)
         for pid, path in enumerate(profiles, 1):
-            clocks.append(
-                _one_profile(out, pid, path, rules, say, runs, every_row, clock_mhz, pva, quiet)
-            )
+            with reading(path):  # a time limit passing now names this profile
+                clocks.append(
+                    _one_profile(out, pid, path, rules, say, runs, every_row, clock_mhz, pva, quiet)
+                )
         shown_clock = clock_mhz
         if shown_clock is None and clocks and all(c == clocks[0] for c in clocks):
             shown_clock = clocks[0]

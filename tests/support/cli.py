@@ -93,19 +93,38 @@ def read_terminal(master: int) -> bytes:
     return b"".join(chunks)
 
 
-# Commands that take no --timeout; any other first argument runs the default command.
-_NO_TIMEOUT = (
-    "compare",
-    "inspect",
-    "stages",
-    "merge",
-    "doctor",
-    "table",
-    "report",
-    "--version",
-    "-h",
-    "--help",
-)
+def commands_taking(parameter: str) -> set:
+    """The names of the commands whose function has `parameter` (read from the
+    commands' own signatures, so that a command given one later is counted)."""
+    import inspect
+
+    from extractor.cli import app
+
+    return {
+        registered.name or registered.callback.__name__
+        for registered in app.registered_commands
+        if parameter in inspect.signature(registered.callback).parameters
+    }
+
+
+def _takes_timeout(args) -> bool:
+    """Whether `extract ARGS` runs a command that has --timeout: the command named first,
+    else the default one (run); none for the app's own options (--help, --version)."""
+    from extractor.cli import app
+    from extractor.cli.commandline import DefaultCommandGroup
+
+    if not args:
+        return True  # the default command, with its paths missing
+    if args[0] in DefaultCommandGroup.top_level_options:
+        return False
+    names = {
+        registered.name or registered.callback.__name__ for registered in app.registered_commands
+    }
+    return (
+        args[0] if args[0] in names else DefaultCommandGroup.default_command
+    ) in commands_taking("timeout")
+
+
 _CATCHABLE = [
     s
     for s in (
@@ -147,9 +166,9 @@ def invoke_extract(*args, cwd=None, pva=True, env=None, timeout=120):
     start-up. For everything that does not test a process boundary. `pva`: the stand-in
     is importable (else no pva is: where one is installed, this falls back to
     run_extract, as it does for an env with PYTHONPATH). `timeout`: seconds before the run
-    is interrupted (SIGALRM) and the test fails, as run_extract's would. A single run
-    gets `--timeout 0` unless it gives one (the default forks a watcher: it would fork
-    pytest). The signal handlers the CLI installs, sys.path, the
+    is interrupted (SIGALRM) and the test fails, as run_extract's would. A command that
+    has --timeout gets `--timeout 0` unless it gives one: its limit is kept with SIGALRM
+    too, which this harness holds for its own. The signal handlers the CLI installs, sys.path, the
     working folder and sys.modules' pva are put back afterwards; an exception the CLI let
     escape (a traceback in a real run) is added to stderr."""
     import importlib.util
@@ -161,7 +180,7 @@ def invoke_extract(*args, cwd=None, pva=True, env=None, timeout=120):
     if "PYTHONPATH" in (env or {}):  # means nothing in this process
         return run_extract(*args, cwd=cwd, pva=pva, env=env, timeout=timeout)
     args = [str(a) for a in args]
-    if (not args or args[0] not in _NO_TIMEOUT) and "--timeout" not in args:
+    if _takes_timeout(args) and "--timeout" not in args:
         args += ["--timeout", "0"]
     handlers = {signum: signal.getsignal(signum) for signum in _CATCHABLE}
     stashed = {name: sys.modules.pop(name) for name in _pva_modules()}

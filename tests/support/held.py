@@ -25,17 +25,22 @@ sys.addaudithook(_hold)
 REACHES_WITHIN = 60
 
 
-def start_held(tmp_path: Path, args) -> subprocess.Popen:
+def start_held(
+    tmp_path: Path, args, hooks: str = "", pva: Path = PVA_DOUBLE, env=None
+) -> subprocess.Popen:
     """`extract ARGS` started in `tmp_path` (stdout and stderr piped), returned once it
-    is held at its output's rename; the caller ends it (and kills it if it does not)."""
+    is held at its output's rename; the caller ends it (and kills it if it does not).
+    `hooks`: more code for its sitecustomize; `pva`: the folder its pva comes from;
+    `env`: more environment variables."""
     hook = tmp_path / "hook"
     hook.mkdir(exist_ok=True)
-    (hook / "sitecustomize.py").write_text(HOLD)
+    (hook / "sitecustomize.py").write_text(HOLD + hooks)
     held = tmp_path / "held"
     env = dict(
         os.environ,
-        PYTHONPATH="{}{}{}".format(hook, os.pathsep, PVA_DOUBLE),
+        PYTHONPATH="{}{}{}".format(hook, os.pathsep, pva),
         EXTRACT_TEST_HELD=str(held),
+        **(env or {}),
     )
     run = subprocess.Popen(
         extract_command() + [str(a) for a in args],

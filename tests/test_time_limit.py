@@ -1,0 +1,232 @@
+"""--timeout bounds a single run in the process that does the work, whatever it is doing
+when time runs out: an SQL query running in SQLite, the Python pass (a stage rule that
+backtracks catastrophically), or the writing of the output. Each time: exit 1, one line
+naming the profile being read (all of the command's profiles once none is being read),
+nothing on stdout, no temporary file, no folder the run made, the inputs unchanged, and
+no fork. Only a pva whose calls are compiled code (the SDK's C++) keeps the watching
+parent process: there the line names the profile the child was reading, too.
+
+Every run is a real `extract` process, held where the stage is by sitecustomize code
+(support.timelimits, support.held): no timing guess decides which stage it is in."""
+
+import hashlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from support.cases import copy_case
+from support.checks import partial_files
+from support.cli import commands_taking, extract_command, run_extract
+from support.held import children, start_held
+from support.paths import EDGE
+from support.timelimits import (
+    FORKS,
+    SLOW_SQL,
+    TIMEOUT_COMMANDS,
+    command_words,
+    compiled_pva,
+    evil_profile,
+    evil_rules,
+    forks,
+    hooked,
+)
+
+ENDS_WITHIN = 60
+STAGES = ("sql", "python", "writing")
+
+
+def test_every_command_with_a_timeout_is_tried():
+    assert set(TIMEOUT_COMMANDS) == commands_taking("timeout")
+
+
+def _digests(folder: Path) -> dict:
+    return {
+        str(path): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def _inputs(tmp_path: Path, stage: str):
+    """(profile, other, extra options): for the Python pass, the second profile has a
+    name that backtracks under the rules given."""
+    profile = copy_case(EDGE / "multi-ipu", tmp_path / "in" / "a")
+    if stage == "python":
+        other = evil_profile(tmp_path / "in" / "b")
+        return profile, other, ["--rules", evil_rules(tmp_path / "in")]
+    return profile, copy_case(EDGE / "multi-ipu", tmp_path / "in" / "b"), []
+
+
+def _named(command: str, stage: str, profile: Path, other: Path) -> str:
+    """Who the error names: the profile being read; past the reading (the writing), all
+    of the command's profiles."""
+    several = "OTHER" in TIMEOUT_COMMANDS[command]
+    if not several:
+        return str(other if stage == "python" else profile)
+    if stage == "sql":
+        return str(profile)  # the first query is the first profile's
+    if stage == "python":
+        return str(other)
+    return "{} and {}".format(profile, other)
+
+
+def _held(tmp_path: Path, args, hooks_folder: Path) -> subprocess.CompletedProcess:
+    run = start_held(
+        tmp_path, args, hooks=FORKS, env={"EXTRACT_TEST_FORKS": str(hooks_folder / "forks")}
+    )
+    try:
+        stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    return subprocess.CompletedProcess(args, run.returncode, stdout, stderr.decode())
+
+
+@pytest.mark.parametrize("stage", STAGES)
+@pytest.mark.parametrize("command", sorted(TIMEOUT_COMMANDS))
+def test_the_time_limit_ends_a_run_at_each_stage(tmp_path, command, stage):
+    profile, other, extra = _inputs(tmp_path, stage)
+    if "OTHER" not in TIMEOUT_COMMANDS[command] and stage == "python":
+        profile = other  # the one profile is the one that hangs
+    out = tmp_path / "out" / "new" / "sub" / "result.out"
+    (tmp_path / "out").mkdir()
+    before = _digests(tmp_path / "in")
+    hooks = tmp_path / "hooks"
+    limit = "5" if stage == "writing" else "1"
+    args = command_words(command, profile, other) + extra + ["-o", out, "--timeout", limit]
+    if stage == "writing":  # held at its output's rename, its temporary file written
+        hooks.mkdir()
+        done = _held(tmp_path, args, hooks)
+        code, stdout, stderr = done.returncode, done.stdout, done.stderr
+    else:
+        env = hooked(hooks, SLOW_SQL if stage == "sql" else "")
+        result = run_extract(*args, env=env, timeout=ENDS_WITHIN)
+        code, stdout, stderr = result.code, result.stdout, result.stderr
+    assert code == 1, stderr
+    assert stderr == "extract: error: {}: took longer than {} s (--timeout): ended\n".format(
+        _named(command, stage, profile, other), limit
+    )
+    assert stdout == b""
+    assert list((tmp_path / "out").iterdir()) == []  # no folder the run made
+    assert partial_files(tmp_path) == []
+    assert _digests(tmp_path / "in") == before
+    assert forks(hooks) == []  # the limit was kept without a second process
+
+
+def test_a_run_with_the_python_pva_never_forks(tmp_path):
+    # The default limit (600 s), a run that succeeds: extract alone, in one process.
+    profile = copy_case(EDGE / "multi-ipu", tmp_path / "case")
+    for command in sorted(TIMEOUT_COMMANDS):
+        hooks = tmp_path / "hooks-{}".format(command)
+        out = tmp_path / "{}.out".format(command)
+        args = command_words(command, profile, profile) + ["-o", out]
+        result = run_extract(*args, env=hooked(hooks, ""), timeout=ENDS_WITHIN)
+        assert result.code == 0, (command, result)
+        assert forks(hooks) == [], command
+
+
+# ---- a pva in compiled code: the watching parent stays -------------------------------
+
+
+def test_a_compiled_pva_is_watched_from_a_second_process(tmp_path):
+    # The same bytes as in one process; one fork, that of the watched child.
+    profile = copy_case(EDGE / "multi-ipu", tmp_path / "case")
+    plain = run_extract(profile, "-o", "-")
+    hooks = tmp_path / "hooks"
+    watched = run_extract(profile, "-o", "-", env=hooked(hooks, "", pva=compiled_pva(tmp_path)))
+    assert watched.code == plain.code == 0, watched
+    assert watched.stdout == plain.stdout
+    assert len(forks(hooks)) == 1
+    # --no-pva, or blocks (SQL only), calls no pva: no fork.
+    hooks = tmp_path / "hooks-no-pva"
+    env = hooked(hooks, "", pva=compiled_pva(tmp_path))
+    for args in ([profile, "--no-pva"], ["blocks", profile]):
+        result = run_extract(*args, "-o", "-", env=env)
+        assert result.code == 0, (args, result)
+    assert forks(hooks) == []
+
+
+@pytest.mark.parametrize("command", ["diff", "trace"])
+def test_a_watched_child_past_its_limit_names_the_profile_it_was_reading(tmp_path, command):
+    # The child reports each profile it starts reading to its parent: the second here.
+    profile, other, extra = _inputs(tmp_path, "python")
+    out = tmp_path / "out" / "new" / "result.out"
+    (tmp_path / "out").mkdir()
+    before = _digests(tmp_path / "in")
+    hooks = tmp_path / "hooks"
+    args = command_words(command, profile, other) + extra + ["-o", out, "--timeout", "2"]
+    env = hooked(hooks, "", pva=compiled_pva(tmp_path))
+    result = run_extract(*args, env=env, timeout=ENDS_WITHIN)
+    assert result.code == 1, result
+    assert result.stderr == "extract: error: {}: took longer than 2 s (--timeout): ended\n".format(
+        other
+    )
+    assert len(forks(hooks)) == 1
+    assert list((tmp_path / "out").iterdir()) == []
+    assert partial_files(tmp_path) == []
+    assert _digests(tmp_path / "in") == before
+
+
+@pytest.mark.parametrize("command", sorted(commands_taking("no_pva") & set(TIMEOUT_COMMANDS)))
+def test_a_killed_child_leaves_no_temporary_file_nor_folder(tmp_path, command):
+    # As pva's C++ core crashing would, or the kernel's OOM killer: the watching parent
+    # reports it, and sweeps what the child was writing (held at its rename). Only the
+    # commands that read pva facts have one.
+    profile = copy_case(EDGE / "multi-ipu", tmp_path / "case")
+    output = tmp_path / "new" / "sub" / "result.out"
+    args = command_words(command, profile, profile) + ["-o", output]
+    run = start_held(tmp_path, args, pva=compiled_pva(tmp_path / "pva"))
+    try:
+        (child,) = children(run.pid)
+        os.kill(child, signal.SIGKILL)
+        _stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 1, stderr
+    assert stderr.decode() == (  # the profile given twice is named once
+        "extract: error: {}: the process extracting it died (killed by SIGKILL)\n".format(profile)
+    )
+    assert partial_files(tmp_path) == []
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_during_a_query_ends_like_ctrl_c(tmp_path, signum):
+    # The stop signal's handler runs inside SQLite's progress handler, where the sqlite3
+    # module drops what it raises and aborts the query: the stop is raised again, not
+    # taken for the profile's "SQLite: interrupted".
+    profile = copy_case(EDGE / "multi-ipu", tmp_path / "case")
+    started = tmp_path / "started"
+    env = dict(os.environ, **hooked(tmp_path / "hooks", SLOW_SQL))
+    env["EXTRACT_TEST_SQL_STARTED"] = str(started)
+    out = tmp_path / "out" / "summary.json"
+    run = subprocess.Popen(
+        extract_command() + [str(profile), "-o", str(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        end = time.monotonic() + ENDS_WITHIN
+        while not started.exists():
+            assert run.poll() is None and time.monotonic() < end, run.communicate()
+            time.sleep(0.02)
+        time.sleep(0.2)  # well inside the query: it counts for hours
+        run.send_signal(signum)
+        _stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 128 + signum, stderr
+    words = "interrupted" if signum == signal.SIGINT else "terminated by SIGTERM"
+    assert stderr.decode() == "extract: error: {}\n".format(words)
+    assert not (tmp_path / "out").exists()
+    assert forks(tmp_path / "hooks") == []
