@@ -68,21 +68,22 @@ def _outputs(out: Path) -> dict:
     }
 
 
-def measure(smoke: bool, rounds: int, baseline: str) -> dict:
+def measure(smoke: bool, rounds: int, baseline: str, only=()) -> dict:
     size = load("size")
     profile = size.profile_path("long-trace", smoke)
     size.compile_package()
     commit, based = size.baseline_tree(baseline)
     trees = {"this": REPO, "baseline": based}
     outs = {which: CACHE / "commands-out" / which for which in trees}
-    times = {(which, name): [] for which in trees for name in COMMANDS}
+    names = [name for name in COMMANDS if not only or name in only]
+    times = {(which, name): [] for which in trees for name in names}
     for _ in range(rounds):
-        for name in COMMANDS:
+        for name in names:
             for which, tree in trees.items():
                 times[which, name].append(_run(size, tree, name, profile, outs[which]))
     same = _outputs(outs["this"]) == _outputs(outs["baseline"])
     results = {"baseline": commit, "step_rows": size.step_row_count(profile), "same": same}
-    for name in COMMANDS:
+    for name in names:
         row = {}
         for which in trees:
             row[which + "_s"] = statistics.median(wall for wall, _, _ in times[which, name])
@@ -93,7 +94,7 @@ def measure(smoke: bool, rounds: int, baseline: str) -> dict:
     return results
 
 
-def main(smoke: bool = False, rounds: int = 0, baseline: str = "") -> int:
+def main(smoke: bool = False, rounds: int = 0, baseline: str = "", only=()) -> int:
     rounds = rounds or (1 if smoke else 5)
     baseline = baseline or "HEAD"
     print(
@@ -106,7 +107,7 @@ def main(smoke: bool = False, rounds: int = 0, baseline: str = "") -> int:
         ),
         flush=True,
     )
-    results = measure(smoke, rounds, baseline)
+    results = measure(smoke, rounds, baseline, only)
     print(
         "{} step rows; baseline {}; outputs {}".format(
             results["step_rows"],
@@ -118,6 +119,8 @@ def main(smoke: bool = False, rounds: int = 0, baseline: str = "") -> int:
     print("|---|---|---|---|---|")
     worst = 0.0
     for name in COMMANDS:
+        if name not in results:
+            continue
         row = results[name]
         worst = max(worst, row["cpu_ratio"])
         print(
@@ -147,5 +150,8 @@ if __name__ == "__main__":
     parser.add_argument("--smoke", action="store_true", help="small and quick: that it works")
     parser.add_argument("--rounds", type=int, default=0, help="rounds (default 5; smoke 1)")
     parser.add_argument("--baseline", metavar="REV", default="", help="the commit (default HEAD)")
+    parser.add_argument(
+        "--only", action="append", choices=list(COMMANDS), help="this command only (repeat)"
+    )
     arguments = parser.parse_args()
-    sys.exit(main(arguments.smoke, arguments.rounds, arguments.baseline))
+    sys.exit(main(arguments.smoke, arguments.rounds, arguments.baseline, arguments.only or ()))

@@ -3,9 +3,8 @@
 A profile's step rows (millions of them) are read once per command, in the spec's order,
 by `walk`, whose loop is the only one over them: the summary's first body and device
 spans, every block's body, the step tables, extract diff's body finder and a body's
-units, and extract trace's events are *consumers* of it, listed as data by the command
-that wants them (summary.py, blocks.py, diff/bodies.py, timeline/command.py). Adding one
-is writing one more `Consumer`: no other changes.
+units are *consumers* of it, listed as data by the command that wants them (summary.py,
+blocks.py, diff/bodies.py). Adding one is writing one more `Consumer`: no other changes.
 
 Reading (`read_rows`). The rows are first read as steps_by_ipu stores them, with no sort:
 that is the spec's order when the table is stored in step order (as Poplar writes it),
@@ -25,12 +24,18 @@ What the walk does for its consumers, once per row:
   BlockBodies), adds each plain kernel row (a kernel that is no anchor nor marker
   candidate: most kernel rows) to the open block's sums itself, with no call: the one
   place that does;
-- calls the other hooks on the rows they ask for (see `Consumer`); a hook that needs no
-  more rows raises StopWalk (extract trace, past its window).
+- calls the other hooks on the rows they ask for (see `Consumer`).
 
 The loop is written flat, on locals, with one lookup per row: a trace has millions of
 rows, and each command must stay within 5% of its own hand-written loop of before
 (bench/commands.py measures them side by side).
+
+`extract trace` (timeline/events.py) reads the same rows through `read_rows`, with the
+same order and retry, and its blocks through BlockBodies, but keeps a loop of its own,
+which adds a plain kernel to the open block inline as this one does: each of its rows is
+an event written inline, and as a consumer of this loop (its loop body a closure called
+per row) it took 1.11x the CPU of its own loop on long-trace, over the 5% a command may
+lose.
 """
 
 from operator import itemgetter
@@ -72,11 +77,6 @@ _step = itemgetter(0)  # a row's step id
 
 class OutOfOrder(Exception):
     """A step row whose step id is smaller than the one before (read in stored order)."""
-
-
-class StopWalk(Exception):
-    """Raised by a hook: the consumers need no more rows (extract trace's window is over),
-    so the rows after go unread; every consumer's `end` is still called."""
 
 
 class Consumer:
@@ -292,69 +292,66 @@ class _Walk:
         low = high = None  # of the device rows since the last marker row
         named: Any = None  # the row's NamedStep, on the general path
         any_rows = False
-        try:
-            for batch in batches:
-                any_rows = True
-                for raw in batch:
-                    try:
-                        what = table[raw[4]][raw[3]]  # compute set, program
-                    except KeyError:  # a pair met for the first time
-                        what = seen(raw[4], raw[3])
-                    if what is None:  # most rows: nothing to anyone but the device span
-                        if wants_devices and raw[1] in device_kinds:
-                            start, end = raw[6], raw[7]
-                            if start is not None and (low is None or start < low):
-                                low = start
-                            if end is not None and (high is None or end > high):
-                                high = end
-                        continue
-                    if what.__class__ is int:  # a plain kernel that no hook sees
-                        index, named = what, None
-                    else:  # the general path
-                        named, index, boundary = what
-                    if index >= 0:  # a plain kernel: to the open block
-                        if body_cycles is not None:
-                            cycles = raw[2]
-                            if cycles.__class__ is int:
-                                body_cycles[index] += cycles
-                            elif cycles is not None:
-                                bad_cycles(raw[0], cycles)
-                            body_rows[index] += 1
-                        if named is None:
-                            continue
-                    elif boundary:
-                        step, kind, cycles = raw[0], raw[1], raw[2]
-                        classes = named.classes
-                        if (kind == INPUT_DELIVERED_KIND and classes.input_delivered) or (
-                            kind == OUTPUT_BEGINS_KIND and classes.output_begins
-                        ):
-                            for hook in devices:  # the device rows before the marker
-                                hook(low, high)
-                            low = high = None
-                            for at_marker in markers:
-                                at_marker(step, kind)
-                        for on_boundary in boundaries:
-                            on_boundary(step, kind, cycles, classes)
-                        if summing is not None:
-                            body_cycles, body_rows = summing.cycles, summing.rows
-                    if kernel_takers and named.classes.kernel:
-                        for taker in kernel_takers:
-                            taker.kernel(raw, named)
-                            if plain_hooked and not any(t.plain_kernels for t in kernel_takers):
-                                plain_hooked = False  # asked no more (but every_row's)
-                                if not every:
-                                    self.plain_kernels_done()
-                                    table = self.table
-                    for on_row in every:
-                        on_row(raw, named)
-                    if wants_devices and raw[1] in device_kinds:  # a kernel may be one
+        for batch in batches:
+            any_rows = True
+            for raw in batch:
+                try:
+                    what = table[raw[4]][raw[3]]  # compute set, program
+                except KeyError:  # a pair met for the first time
+                    what = seen(raw[4], raw[3])
+                if what is None:  # most rows: nothing to anyone but the device span
+                    if wants_devices and raw[1] in device_kinds:
                         start, end = raw[6], raw[7]
                         if start is not None and (low is None or start < low):
                             low = start
                         if end is not None and (high is None or end > high):
                             high = end
-        except StopWalk:  # a hook needs no more rows: the rows after go unread
-            pass
+                    continue
+                if what.__class__ is int:  # a plain kernel that no hook sees
+                    index, named = what, None
+                else:  # the general path
+                    named, index, boundary = what
+                if index >= 0:  # a plain kernel: to the open block
+                    if body_cycles is not None:
+                        cycles = raw[2]
+                        if cycles.__class__ is int:
+                            body_cycles[index] += cycles
+                        elif cycles is not None:
+                            bad_cycles(raw[0], cycles)
+                        body_rows[index] += 1
+                    if named is None:
+                        continue
+                elif boundary:
+                    step, kind, cycles = raw[0], raw[1], raw[2]
+                    classes = named.classes
+                    if (kind == INPUT_DELIVERED_KIND and classes.input_delivered) or (
+                        kind == OUTPUT_BEGINS_KIND and classes.output_begins
+                    ):
+                        for hook in devices:  # the device rows before the marker
+                            hook(low, high)
+                        low = high = None
+                        for at_marker in markers:
+                            at_marker(step, kind)
+                    for on_boundary in boundaries:
+                        on_boundary(step, kind, cycles, classes)
+                    if summing is not None:
+                        body_cycles, body_rows = summing.cycles, summing.rows
+                if kernel_takers and named.classes.kernel:
+                    for taker in kernel_takers:
+                        taker.kernel(raw, named)
+                        if plain_hooked and not any(t.plain_kernels for t in kernel_takers):
+                            plain_hooked = False  # asked no more (but every_row's)
+                            if not every:
+                                self.plain_kernels_done()
+                                table = self.table
+                for on_row in every:
+                    on_row(raw, named)
+                if wants_devices and raw[1] in device_kinds:  # a kernel may be one
+                    start, end = raw[6], raw[7]
+                    if start is not None and (low is None or start < low):
+                        low = start
+                    if end is not None and (high is None or end > high):
+                        high = end
         for hook in devices:
             hook(low, high)
         for consumer in self.consumers:

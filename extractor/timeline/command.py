@@ -3,21 +3,19 @@
 import os
 import stat
 from pathlib import Path
-from typing import IO, Any, Callable, List, Optional, Sequence, Tuple
+from typing import IO, Callable, Iterable, List, Optional, Sequence, Tuple
 
 from .. import __version__
 from ..clock import check_clock_option, clock_from_report
-from ..core.blocks import BlockBodies, Body
 from ..core.profile import Profile
 from ..core.pvafacts import PvaFacts, PvaModule, import_pva
 from ..core.rules import StageRules
 from ..core.steps import BadValue, StepNames
-from ..core.walk import Consumer, compile_only_warning, walk
+from ..core.walk import compile_only_warning, read_rows
 from ..deadline import reading
 from ..errors import ProfileError, UsageError, shown_path
 from ..output import atomic_file
 from .events import EventFile, ProfileEvents
-from .slices import Closed
 from .tracks import MAX_PROFILES
 from .window import Window, choose, earliest_start, open_ended_warning
 
@@ -160,60 +158,31 @@ def _profile_events(
     facts: Optional[PvaFacts],
     clock_mhz: Optional[float],
 ) -> ProfileEvents:
-    """The events of one profile, written as the walk over its step rows goes; made again
-    from the file's mark should the walk read the rows a second time (rows stored out of
-    order), or read sorted from the start where the file has no mark (a pipe)."""
+    """One pass over the step rows, writing as it goes; made again from the file's mark
+    should walk.read_rows read the rows a second time (rows stored out of order)."""
     mark = out.mark() if _regular(out.handle) else None
     per_us = clock_mhz if clock_mhz is not None else NO_CLOCK_CYCLES_PER_US
+    attempts: List[int] = []
 
-    closed: List[Body] = []
-    bodies = BlockBodies(
-        rules, shown_path(profile.path), writer=Closed(closed.append), statistics=False
-    )
-
-    def fresh() -> ProfileEvents:
-        del closed[:]
-        return ProfileEvents(
+    def attempt(batches: Iterable[list]) -> ProfileEvents:
+        if attempts and mark is not None:
+            out.rewind(mark)  # the rows read again: their events written again
+        attempts.append(1)
+        events = ProfileEvents(
             out,
             pid,
             window,
             shift or 0,
             per_us,
+            rules,
             StepNames(sql_names[0], sql_names[1], rules),
             facts,
-            bodies,
-            closed,
+            shown_path(profile.path),
         )
+        events.run(batches)
+        return events
 
-    rows = EventRows(fresh, out, mark)
-    walk(profile, rules, [bodies, rows], sql_names)
-    return rows.events
-
-
-class EventRows(Consumer):
-    """A profile's events (ProfileEvents) as a consumer of the walk: every row, with its
-    times; a fresh ProfileEvents at each attempt, the file rewound to `mark` first. The
-    walk lists it after the blocks' consumer, whose work on a row it reads."""
-
-    every_row = True
-    times = True
-
-    def __init__(self, fresh: Callable[[], ProfileEvents], out: EventFile, mark: Any) -> None:
-        self.fresh = fresh
-        self.out = out
-        self.mark = mark
-        self.restartable = mark is not None
-        self.attempts = 0
-
-    def begin(self) -> None:
-        if self.attempts and self.mark is not None:
-            self.out.rewind(self.mark)  # the rows read again: their events written again
-        self.attempts += 1
-        self.events = self.fresh()
-        self.row, self._end = self.events.hooks()  # type: ignore[method-assign, assignment]
-
-    def end(self) -> None:
-        self._end()
+    return read_rows(profile, attempt, sorted_only=mark is None)
 
 
 def _regular(handle: IO[bytes]) -> bool:

@@ -7,10 +7,11 @@ minimum and a maximum each). Those are written when they close (slices.py); the 
 events (process and track names, their order) after the pass, when every track is known.
 """
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ..core.blocks import BlockBodies, Body
 from ..core.pvafacts import StepFacts
+from ..core.rules import StageRules
 from ..core.steps import (
     DEVICE_KINDS,
     INPUT_DELIVERED_KIND,
@@ -20,8 +21,8 @@ from ..core.steps import (
     StepNames,
     sum64,
 )
-from ..core.walk import StopWalk
-from .slices import ProfileSlices
+from ..core.walk import bad_cycles, is_plain_kernel
+from .slices import Closed, ProfileSlices
 from .times import FRACTIONS, dur_text, fitted, ns_text
 from .tracks import (
     HELD,
@@ -47,7 +48,7 @@ _NO_TRACK: List[Any] = [0, float("inf"), 0.0, ""]
 _NO_STEP = object()  # a step id no row has
 
 #: What the rows of one (program, compute set, kind) share (ProfileEvents._describe).
-Described = Tuple[str, str, bool, Any, bool]
+Described = Tuple[str, str, bool, int, Any, bool]
 
 
 class _Shown:
@@ -68,9 +69,7 @@ class _Shown:
 
 
 class ProfileEvents(ProfileSlices):
-    """The events of profile `pid`, from one walk over its step rows (`hooks`): a
-    consumer of the walk (timeline/command.py's EventRows) just after `bodies`, the
-    blocks' (which hands each body it closes to `closed`)."""
+    """The events of profile `pid`, from one pass over its step rows (`run`)."""
 
     def __init__(
         self,
@@ -79,17 +78,19 @@ class ProfileEvents(ProfileSlices):
         window: Window,
         shift: int,
         cycles_per_us: float,
+        rules: StageRules,
         names: StepNames,
         facts: Optional[StepFacts],
-        bodies: BlockBodies,
-        closed: List[Body],
+        label: str,
     ) -> None:
         super().__init__(out, pid, shift, cycles_per_us)
         self.window = window
         self.names = names
         self.facts = facts
-        self._bodies = bodies  # the consumer of the walk just before this one
-        self._closed_bodies = closed  # the bodies it closed at the row just read
+        self._closed_bodies: List[Body] = []  # closed by the row just read
+        self._bodies = BlockBodies(
+            rules, label, writer=Closed(self._closed_bodies.append), statistics=False
+        )
         self._active: List[_Shown] = []
         self._inputs = 0  # distinct input-delivered steps so far: inferences begun
         self._range_at = 0
@@ -100,8 +101,8 @@ class ProfileEvents(ProfileSlices):
 
     # ---- the pass ------------------------------------------------------------------
 
-    def hooks(self) -> Tuple[Callable[[tuple, Any], None], Callable[[], None]]:
-        """The walk's hooks: (the function of each row, in step order; the end).
+    def run(self, batches: Iterable[list]) -> None:
+        """One pass over the rows (walk.read_rows' batches, in step order).
 
         The loop is written flat, on local variables: it runs once per step row, a
         million times on a long trace. The spans of the inferences and of the open
@@ -109,9 +110,10 @@ class ProfileEvents(ProfileSlices):
         into the open slices only where something begins or ends: a step at or after
         `next_event` (an inference ends, a window range begins or ends), the first row
         of an input-delivered step (an inference begins), or a row that opens or closes
-        a block. The blocks are cut by `bodies` (blocks.BlockBodies), the consumer of the
-        walk just before this one: a row that may open or close one (an anchor, a
-        marker candidate) looks at what it did (`closed`, `bodies.cycles`).
+        a block. A kernel row that neither opens nor closes a block (most notable rows)
+        adds its cycles to the open block here, as the walk does (core/walk.py): this
+        loop is the walk's one specialised copy, kept for speed (CONTRIBUTING, "Add a
+        consumer"); the other notable rows go to BlockBodies.boundary.
 
         Events are f-strings: one BUILD_STRING, no format to parse. Step events go to
         `parts`, handed to the file every STEP_PIECE rows and written every STEP_CHUNK;
@@ -159,207 +161,211 @@ class ProfileEvents(ProfileSlices):
         inf_low, inf_high = high_mark, low_mark  # the window's rows since the last boundary
         dev_low, dev_high = high_mark, low_mark  # its device rows
         body_low, body_high = high_mark, low_mark  # the open block's rows in the window
+        body_cycles: Optional[List[int]] = bodies.cycles  # the open block's, per stage
+        body_rows = bodies.rows
         in_body = False
         device = False
         head = ""
-        boundary = False
+        notable = False
+        plain = -1
         classes: Any = None
         stage: Optional[str] = None
         row_stage = ""
         stage_low = stage_high = stage_from = stage_cycles = 0  # stage_from: `rows` at its start
-        finished = False  # the rows past the window went unread: ended already
-
-        def on_row(raw: tuple, named: Any) -> None:
-            nonlocal finished, body_high, body_low, boundary, classes, current, dev_high
-            nonlocal dev_low, device, encode_at, head, in_body, in_window, inf_high, inf_low
-            nonlocal ipu, ipu_count, next_event, past, row_stage, rows, stage, stage_cycles
-            nonlocal stage_from, stage_high, stage_low, write_at
-            step, kind, cycles, program, compute_set, tiles, start, end = raw
-            if step != current:
-                current, ipu = step, 0
-                if step >= next_event:
-                    self._fold(inf_low, inf_high, dev_low, dev_high)
-                    inf_low, inf_high = high_mark, low_mark
-                    dev_low, dev_high = high_mark, low_mark
-                    was_in = in_window
-                    in_window, past, next_event = self._boundary(step, ranges, in_window)
-                    if was_in and not in_window and stage is not None:
-                        # a stage slice never spans a gap between windows
-                        self._stage_slice(
-                            stage, stage_low, stage_high, rows - stage_from, stage_cycles
-                        )
-                        stage = None
-                try:
-                    head, row_stage, boundary, classes, device = cache[program, compute_set, kind]
-                except KeyError:
-                    known = cache[program, compute_set, kind] = self._describe(
-                        program, compute_set, kind
-                    )
-                    head, row_stage, boundary, classes, device = known
-            else:
-                ipu += 1
-            if boundary:  # `bodies` has seen the row: what did it open or close?
-                if closed:
-                    for body in closed:
-                        self._body_slice(body, body_low, body_high)
-                    del closed[:]
-                    body_low, body_high = high_mark, low_mark
-                    in_body = False
-                if not in_body and bodies.cycles is not None:
-                    in_body = True
-                    body_low, body_high = high_mark, low_mark
-                if ipu == 0:  # the first row of its step: what the step is
-                    if kind == INPUT_DELIVERED_KIND and classes.input_delivered:
-                        # an inference begins: the rows before are not its
+        for batch in batches:
+            for step, kind, cycles, program, compute_set, tiles, start, end in batch:
+                if step != current:
+                    current, ipu = step, 0
+                    if step >= next_event:
                         self._fold(inf_low, inf_high, dev_low, dev_high)
                         inf_low, inf_high = high_mark, low_mark
                         dev_low, dev_high = high_mark, low_mark
-                        self._input(step)
-                    elif kind == OUTPUT_BEGINS_KIND and classes.output_begins:
-                        if self._output(step):
-                            next_event = self._next_event(ranges)
-            if not in_window:
-                if past and not in_body:
-                    if parts:
-                        encode(parts)
-                    out.write_steps()
-                    self.rows = rows
-                    self._fold(inf_low, inf_high, dev_low, dev_high)
-                    # nothing more to show, no block open: the rows after go unread
-                    finished = True
-                    self._finish(stage, stage_low, stage_high, rows - stage_from, stage_cycles)
-                    raise StopWalk()
-                return
-            if start.__class__ is not int or end.__class__ is not int or end < start:
-                whole(start, step, "its start")
-                whole(end, step, "its end")
-                raise BadValue(
-                    "step {}: its end ({}) is before its start ({}): a slice cannot "
-                    "last less than nothing".format(step, end, start)
-                )
-            # the row's times in whole ns after the shift (times.ns_of, inline)
-            if clocked:
-                at = ((start - shift) * to_ns + half) // halves
-                to = ((end - shift) * to_ns + half) // halves
-            else:
-                at = start - shift
-                to = end - shift
-            # the first track of the row's IPU that is free at its start: most
-            # often its first (TrackSet.place's first test, inline)
-            if ipu < ipu_count:
-                track = firsts[ipu]
-                if track[1] <= at:
-                    track[1] = to
+                        was_in = in_window
+                        in_window, past, next_event = self._boundary(step, ranges, in_window)
+                        if was_in and not in_window and stage is not None:
+                            # a stage slice never spans a gap between windows
+                            self._stage_slice(
+                                stage, stage_low, stage_high, rows - stage_from, stage_cycles
+                            )
+                            stage = None
+                    try:
+                        head, row_stage, notable, plain, classes, device = cache[
+                            program, compute_set, kind
+                        ]
+                    except KeyError:
+                        known = cache[program, compute_set, kind] = self._describe(
+                            program, compute_set, kind
+                        )
+                        head, row_stage, notable, plain, classes, device = known
                 else:
-                    track = ipus[ipu].place(at, to)
-            else:  # an IPU met for the first time
-                track = self._new_ipu(ipu, firsts, at, to)
-                ipu_count = len(ipus)
-            if start < inf_low:
-                inf_low = start
-            if end > inf_high:
-                inf_high = end
-            if device:
-                if start < dev_low:
-                    dev_low = start
-                if end > dev_high:
-                    dev_high = end
-            if in_body:
-                if start < body_low:
-                    body_low = start
-                if end > body_high:
-                    body_high = end
-            if row_stage != stage:
-                if stage is not None:
-                    # _stage_slice, inline: a stage may close every few rows
-                    mid, post = stage_texts.get(stage) or self._stage_texts_of(stage)
-                    if clocked:
-                        low = ((stage_low - shift) * to_ns + half) // halves
-                        high = ((stage_high - shift) * to_ns + half) // halves
+                    ipu += 1
+                if notable:
+                    if plain >= 0:  # the walk's plain kernel, inline
+                        if body_cycles is not None:
+                            if cycles.__class__ is int:
+                                body_cycles[plain] += cycles
+                            elif cycles is not None:
+                                bad_cycles(step, cycles)
+                            body_rows[plain] += 1
                     else:
-                        low = stage_low - shift
-                        high = stage_high - shift
-                    on = stage_tracks[0] if stage_tracks else _NO_TRACK
-                    if on[1] <= low:
-                        on[1] = high
-                    else:
-                        on = stage_place(low, high)
-                    span = high - low
-                    t = low / 1000
-                    e = high / 1000
-                    d = span / 1000
-                    first = on[2]
-                    if t + d == e and (not first or (t - first) + d == e - first):
-                        dur = f"{span // 1000}{fractions[span % 1000]}"
-                    else:
-                        dur = repr(fitted(t, e, first))
-                    hold(
-                        f"{stage_lead}{on[0]}{mid}{low // 1000}{fractions[low % 1000]}, "
-                        f'"dur": {dur}{post}{rows - stage_from}, '
-                        f'"cycles": {sum64(stage_cycles)}}}}}'
+                        bodies.boundary(step, kind, cycles, classes)
+                        if closed:
+                            for body in closed:
+                                self._body_slice(body, body_low, body_high)
+                            del closed[:]
+                            body_low, body_high = high_mark, low_mark
+                            in_body = False
+                        body_cycles, body_rows = bodies.cycles, bodies.rows
+                        if not in_body and body_cycles is not None:
+                            in_body = True
+                            body_low, body_high = high_mark, low_mark
+                        if ipu == 0:  # the first row of its step: what the step is
+                            if kind == INPUT_DELIVERED_KIND and classes.input_delivered:
+                                # an inference begins: the rows before are not its
+                                self._fold(inf_low, inf_high, dev_low, dev_high)
+                                inf_low, inf_high = high_mark, low_mark
+                                dev_low, dev_high = high_mark, low_mark
+                                self._input(step)
+                            elif kind == OUTPUT_BEGINS_KIND and classes.output_begins:
+                                if self._output(step):
+                                    next_event = self._next_event(ranges)
+                if not in_window:
+                    if past and not in_body:
+                        if parts:
+                            encode(parts)
+                        out.write_steps()
+                        self.rows = rows
+                        self._fold(inf_low, inf_high, dev_low, dev_high)
+                        # nothing more to show, no block open: the rows after go unread
+                        return self._finish(
+                            stage, stage_low, stage_high, rows - stage_from, stage_cycles
+                        )
+                    continue
+                if start.__class__ is not int or end.__class__ is not int or end < start:
+                    whole(start, step, "its start")
+                    whole(end, step, "its end")
+                    raise BadValue(
+                        "step {}: its end ({}) is before its start ({}): a slice cannot "
+                        "last less than nothing".format(step, end, start)
                     )
-                    if len(held) >= held_limit:
-                        out.flush()
-                stage, stage_low, stage_high, stage_from, stage_cycles = (
-                    row_stage,
-                    start,
-                    end,
-                    rows,
-                    0,
-                )
-            else:
-                if start < stage_low:
-                    stage_low = start
-                if end > stage_high:
-                    stage_high = end
-            # times.dur_text, inline: the exact decimal of the span when the
-            # viewers' sums with it land on the written end, else fitted's double
-            span = to - at
-            t = at / 1000
-            e = to / 1000
-            d = span / 1000
-            first = track[2]
-            if cycles.__class__ is int:
-                stage_cycles += cycles
-                if tiles.__class__ is not int:
+                # the row's times in whole ns after the shift (times.ns_of, inline)
+                if clocked:
+                    at = ((start - shift) * to_ns + half) // halves
+                    to = ((end - shift) * to_ns + half) // halves
+                else:
+                    at = start - shift
+                    to = end - shift
+                # the first track of the row's IPU that is free at its start: most
+                # often its first (TrackSet.place's first test, inline)
+                if ipu < ipu_count:
+                    track = firsts[ipu]
+                    if track[1] <= at:
+                        track[1] = to
+                    else:
+                        track = ipus[ipu].place(at, to)
+                else:  # an IPU met for the first time
+                    track = self._new_ipu(ipu, firsts, at, to)
+                    ipu_count = len(ipus)
+                if start < inf_low:
+                    inf_low = start
+                if end > inf_high:
+                    inf_high = end
+                if device:
+                    if start < dev_low:
+                        dev_low = start
+                    if end > dev_high:
+                        dev_high = end
+                if in_body:
+                    if start < body_low:
+                        body_low = start
+                    if end > body_high:
+                        body_high = end
+                if row_stage != stage:
+                    if stage is not None:
+                        # _stage_slice, inline: a stage may close every few rows
+                        mid, post = stage_texts.get(stage) or self._stage_texts_of(stage)
+                        if clocked:
+                            low = ((stage_low - shift) * to_ns + half) // halves
+                            high = ((stage_high - shift) * to_ns + half) // halves
+                        else:
+                            low = stage_low - shift
+                            high = stage_high - shift
+                        on = stage_tracks[0] if stage_tracks else _NO_TRACK
+                        if on[1] <= low:
+                            on[1] = high
+                        else:
+                            on = stage_place(low, high)
+                        span = high - low
+                        t = low / 1000
+                        e = high / 1000
+                        d = span / 1000
+                        first = on[2]
+                        if t + d == e and (not first or (t - first) + d == e - first):
+                            dur = f"{span // 1000}{fractions[span % 1000]}"
+                        else:
+                            dur = repr(fitted(t, e, first))
+                        hold(
+                            f"{stage_lead}{on[0]}{mid}{low // 1000}{fractions[low % 1000]}, "
+                            f'"dur": {dur}{post}{rows - stage_from}, '
+                            f'"cycles": {sum64(stage_cycles)}}}}}'
+                        )
+                        if len(held) >= held_limit:
+                            out.flush()
+                    stage, stage_low, stage_high, stage_from, stage_cycles = (
+                        row_stage,
+                        start,
+                        end,
+                        rows,
+                        0,
+                    )
+                else:
+                    if start < stage_low:
+                        stage_low = start
+                    if end > stage_high:
+                        stage_high = end
+                # times.dur_text, inline: the exact decimal of the span when the
+                # viewers' sums with it land on the written end, else fitted's double
+                span = to - at
+                t = at / 1000
+                e = to / 1000
+                d = span / 1000
+                first = track[2]
+                if cycles.__class__ is int:
+                    stage_cycles += cycles
+                    if tiles.__class__ is not int:
+                        add(self._step_event(track, at, to, head, step, cycles, tiles))
+                    elif t + d == e and (not first or (t - first) + d == e - first):
+                        add(
+                            f"{track[3]}{at // 1000}{fractions[at % 1000]},"
+                            f'"dur":{span // 1000}{fractions[span % 1000]},'
+                            f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
+                        )
+                    else:
+                        add(
+                            f'{track[3]}{at // 1000}{fractions[at % 1000]},"dur":'
+                            f"{fitted(t, e, first)!r},"
+                            f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
+                        )
+                else:
                     add(self._step_event(track, at, to, head, step, cycles, tiles))
-                elif t + d == e and (not first or (t - first) + d == e - first):
-                    add(
-                        f"{track[3]}{at // 1000}{fractions[at % 1000]},"
-                        f'"dur":{span // 1000}{fractions[span % 1000]},'
-                        f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
-                    )
-                else:
-                    add(
-                        f'{track[3]}{at // 1000}{fractions[at % 1000]},"dur":'
-                        f"{fitted(t, e, first)!r},"
-                        f'{head}{step},"cycles":{cycles},"active_tiles":{tiles}}}}}'
-                    )
-            else:
-                add(self._step_event(track, at, to, head, step, cycles, tiles))
-            rows += 1
-            if rows >= encode_at:
-                encode_at = rows + STEP_PIECE
-                encode(parts)
-                parts.clear()
-                if rows >= write_at:
-                    write_at = rows + STEP_CHUNK
-                    out.write_steps()
-
-        def on_end() -> None:
-            if finished:
-                return
-            if parts:
-                encode(parts)
-            out.write_steps()
-            self.rows = rows
-            self._fold(inf_low, inf_high, dev_low, dev_high)
-            for body in closed:  # the last, closed by `bodies`' end (the walk's, before this)
-                self._body_slice(body, body_low, body_high)
-            del closed[:]
-            self._finish(stage, stage_low, stage_high, rows - stage_from, stage_cycles)
-
-        return on_row, on_end
+                rows += 1
+                if rows >= encode_at:
+                    encode_at = rows + STEP_PIECE
+                    encode(parts)
+                    parts.clear()
+                    if rows >= write_at:
+                        write_at = rows + STEP_CHUNK
+                        out.write_steps()
+        if parts:
+            encode(parts)
+        out.write_steps()
+        self.rows = rows
+        self._fold(inf_low, inf_high, dev_low, dev_high)
+        self._bodies.finish()
+        for body in closed:
+            self._body_slice(body, body_low, body_high)
+        del closed[:]
+        self._finish(stage, stage_low, stage_high, rows - stage_from, stage_cycles)
 
     def _step_event(
         self,
@@ -471,8 +477,9 @@ class ProfileEvents(ProfileSlices):
 
     def _describe(self, program: SqlValue, compute_set: SqlValue, kind: SqlValue) -> Described:
         """What every row of a (program, compute set, kind) shares: its event's text
-        from "name" to "step": , its stage, whether it may open or close a block or an
-        inference (an anchor or a marker candidate), its NameClass, whether it is a
+        from "name" to "step": , its stage, whether blocks must see it (notable) and its
+        stage's index in the open block when the row is a plain kernel (the walk adds
+        such a row's cycles there itself; else -1), its NameClass, whether it is a
         device row."""
         named = self.names[program, compute_set]
         classes = named.classes
@@ -487,5 +494,6 @@ class ProfileEvents(ProfileSlices):
         head = '"name":{},"cat":{},"args":{{"kind":{},"stage":{}{},"step":'.format(
             text(named.name or UNNAMED_STEP), kind_text, kind_text, text(stage), extra
         )
-        boundary = classes.anchor or classes.input_delivered or classes.output_begins
-        return head, stage, boundary, classes, kind in DEVICE_KINDS
+        notable = classes.kernel or classes.input_delivered or classes.output_begins
+        plain = self._bodies.stage_index(classes) if is_plain_kernel(classes) else -1
+        return head, stage, notable, plain, classes, kind in DEVICE_KINDS
