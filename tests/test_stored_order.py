@@ -4,23 +4,10 @@ summary.py first reads steps_by_ipu in storage order (no sort) and checks, row b
 that step ids never go down; on the first that does, it reads again, sorted. Either way
 the summary is the one the spec defines."""
 
-import sqlite3
-
 from extractor.core.profile import Profile
 from extractor.core.summary import summarize
-from support.cases import copy_case, golden_case_folder
+from support.cases import copy_case, golden_case_folder, stored_backwards
 from support.cli import run_extract
-
-
-def _stored_backwards(profile):
-    """Rewrite steps_by_ipu with its rows stored in the reverse order."""
-    db = sqlite3.connect(str(profile), isolation_level=None)
-    try:
-        db.execute("CREATE TABLE backwards AS SELECT * FROM steps_by_ipu ORDER BY rowid DESC")
-        db.execute("DROP TABLE steps_by_ipu")
-        db.execute("ALTER TABLE backwards RENAME TO steps_by_ipu")
-    finally:
-        db.close()
 
 
 def _reads(monkeypatch):
@@ -45,7 +32,7 @@ def test_a_profile_in_step_order_is_read_once_unsorted(tmp_path, monkeypatch):
 
 def test_a_profile_out_of_order_is_read_again_sorted(tmp_path, monkeypatch):
     profile = copy_case(golden_case_folder(), tmp_path / "backwards")
-    _stored_backwards(profile)
+    stored_backwards(profile)
     reads = _reads(monkeypatch)
     summarize(profile, use_pva=False)
     assert reads == [True, False]
@@ -64,7 +51,7 @@ def test_the_summary_does_not_depend_on_the_storage_order(tmp_path):
         folder = tmp_path / name
         profile = copy_case(golden_case_folder(), folder)
         if backwards:
-            _stored_backwards(profile)
+            stored_backwards(profile)
         result = run_extract("profile.pop", "-o", "summary.json", cwd=folder)
         assert result.code == 0, result
         outputs.append((folder / "summary.json").read_bytes())

@@ -13,7 +13,7 @@ from collections import Counter
 from extractor.core.profile import STEP_TABLES, Profile
 from extractor.core.rules import load_rules
 from extractor.core.walk import Consumer, walk
-from support.cases import copy_case, golden_case_folder
+from support.cases import copy_case, golden_case_folder, stored_backwards
 
 ROWS = "SELECT s.id, s.type, i.rowid FROM steps_by_ipu AS i JOIN steps AS s ON s.id = i.step_id"
 
@@ -71,16 +71,6 @@ def _walk(profile, consumers, **options):
         return walk(opened, load_rules(), consumers, **options)
 
 
-def _stored_backwards(profile):
-    db = sqlite3.connect(str(profile), isolation_level=None)
-    try:
-        db.execute("CREATE TABLE backwards AS SELECT * FROM steps_by_ipu ORDER BY rowid DESC")
-        db.execute("DROP TABLE steps_by_ipu")
-        db.execute("ALTER TABLE backwards RENAME TO steps_by_ipu")
-    finally:
-        db.close()
-
-
 def test_a_consumer_of_one_class_sees_every_row_in_step_order(tmp_path):
     profile = copy_case(golden_case_folder(), tmp_path / "golden")
     counter = KindCounter()
@@ -94,7 +84,7 @@ def test_a_consumer_of_one_class_sees_every_row_in_step_order(tmp_path):
 def test_a_retry_begins_every_consumer_again_and_ends_it_once(tmp_path):
     in_order = copy_case(golden_case_folder(), tmp_path / "in-order")
     backwards = copy_case(golden_case_folder(), tmp_path / "backwards")
-    _stored_backwards(backwards)
+    stored_backwards(backwards)
     first, second = KindCounter(), KindCounter()
     _walk(in_order, [first])
     _walk(backwards, [second])
@@ -105,7 +95,7 @@ def test_a_retry_begins_every_consumer_again_and_ends_it_once(tmp_path):
 
 def test_a_consumer_that_cannot_restart_gets_sorted_rows_once(tmp_path):
     backwards = copy_case(golden_case_folder(), tmp_path / "backwards")
-    _stored_backwards(backwards)
+    stored_backwards(backwards)
     once, again = WritesAsItGoes(), KindCounter()
     _walk(backwards, [again, once])
     assert (once.begun, again.begun) == (1, 1)

@@ -4,6 +4,7 @@ generated traces with no output step."""
 
 import hashlib
 import shutil
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -86,3 +87,15 @@ attention_exchange = "/blocks\\\\.0/attn/"
 input_delivered = "^copyFromHost$"
 output_begins = "^no such step$"
 """
+
+
+def stored_backwards(profile) -> None:
+    """Rewrite a profile's steps_by_ipu with its rows stored in the reverse order (out of
+    step order: a reader must sort them)."""
+    db = sqlite3.connect(str(profile), isolation_level=None)
+    try:
+        db.execute("CREATE TABLE backwards AS SELECT * FROM steps_by_ipu ORDER BY rowid DESC")
+        db.execute("DROP TABLE steps_by_ipu")
+        db.execute("ALTER TABLE backwards RENAME TO steps_by_ipu")
+    finally:
+        db.close()
