@@ -16,7 +16,7 @@ import pytest
 from support import badinput as bad
 from support.checks import index_by, no_partial_files, the_error_line
 from support.cli import extract_command, run_extract
-from support.held import children
+from support.held import children, killed_at_exit
 from support.paths import PVA_DOUBLE
 from support.timelimits import evil_profile, evil_rules
 
@@ -292,7 +292,7 @@ def test_a_stopped_single_run_ends_like_ctrl_c(tmp_path, signum, timeout, diff):
     limit = [] if timeout is None else ["--timeout", timeout]
     command = ["diff", profile] if diff else []
     run = _start(command + [profile, "--rules", rules, "-o", out] + limit)
-    try:
+    with killed_at_exit(run):
 
         def ready():
             return children(run.pid) == [] and _catches(run.pid, signum)
@@ -300,10 +300,6 @@ def test_a_stopped_single_run_ends_like_ctrl_c(tmp_path, signum, timeout, diff):
         _wait_for(ready, "extract never got ready for the signal")
         run.send_signal(signum)
         _stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
     assert run.returncode == 128 + signum, stderr
     assert stderr.decode() == "extract: error: terminated by {}\n".format(
         signal.Signals(signum).name

@@ -18,7 +18,7 @@ from support import badinput as bad
 from support.cases import copy_case
 from support.checks import one_error, partial_files
 from support.cli import invoke_extract, run_extract
-from support.held import start_held
+from support.held import killed_at_exit, start_held
 from support.paths import EDGE
 from support.timelimits import TIMEOUT_COMMANDS, command_words
 
@@ -36,13 +36,9 @@ def held_run(tmp_path: Path, args, on_hold) -> subprocess.CompletedProcess:
     """Run extract ARGS held at its output's rename (support.held), call
     `on_hold(process)` there, and wait for it to end."""
     run = start_held(tmp_path, args)
-    try:
+    with killed_at_exit(run):
         on_hold(run)
         stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
     return subprocess.CompletedProcess(args, run.returncode, stdout, stderr.decode())
 
 

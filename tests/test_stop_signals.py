@@ -12,7 +12,7 @@ import pytest
 from support.cases import copy_case
 from support.checks import no_partial_files
 from support.cli import invoke_extract
-from support.held import start_held
+from support.held import killed_at_exit, start_held
 from support.paths import EDGE
 
 
@@ -26,7 +26,7 @@ def batch_out(tmp_path):
 
 def held_run(tmp_path, args, signum):
     run = start_held(tmp_path, args)
-    try:
+    with killed_at_exit(run):
         run.send_signal(signum)
         try:
             _stdout, stderr = run.communicate(timeout=10)
@@ -37,10 +37,6 @@ def held_run(tmp_path, args, signum):
             # hangs still fails here.
             run.send_signal(signum)
             _stdout, stderr = run.communicate(timeout=30)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
     return run.returncode, stderr.decode()
 
 

@@ -21,7 +21,7 @@ import pytest
 from support.cases import copy_case
 from support.checks import partial_files
 from support.cli import commands_taking, extract_command, run_extract
-from support.held import children, start_held
+from support.held import children, killed_at_exit, start_held
 from support.paths import EDGE
 from support.timelimits import (
     FORKS,
@@ -78,12 +78,8 @@ def _held(tmp_path: Path, args, hooks_folder: Path) -> subprocess.CompletedProce
     run = start_held(
         tmp_path, args, hooks=FORKS, env={"EXTRACT_TEST_FORKS": str(hooks_folder / "forks")}
     )
-    try:
+    with killed_at_exit(run):
         stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
     return subprocess.CompletedProcess(args, run.returncode, stdout, stderr.decode())
 
 
@@ -181,14 +177,10 @@ def test_a_killed_child_leaves_no_temporary_file_nor_folder(tmp_path, command):
     output = tmp_path / "new" / "sub" / "result.out"
     args = command_words(command, profile, profile) + ["-o", output]
     run = start_held(tmp_path, args, pva=compiled_pva(tmp_path / "pva"))
-    try:
+    with killed_at_exit(run):
         (child,) = children(run.pid)
         os.kill(child, signal.SIGKILL)
         _stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
     assert run.returncode == 1, stderr
     assert stderr.decode() == (  # the profile given twice is named once
         "extract: error: {}: the process extracting it died (killed by SIGKILL)\n".format(profile)
@@ -213,7 +205,7 @@ def test_a_stop_during_a_query_ends_like_ctrl_c(tmp_path, signum):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    try:
+    with killed_at_exit(run):
         end = time.monotonic() + ENDS_WITHIN
         while not started.exists():
             assert run.poll() is None and time.monotonic() < end, run.communicate()
@@ -221,10 +213,6 @@ def test_a_stop_during_a_query_ends_like_ctrl_c(tmp_path, signum):
         time.sleep(0.2)  # well inside the query: it counts for hours
         run.send_signal(signum)
         _stdout, stderr = run.communicate(timeout=ENDS_WITHIN)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
     assert run.returncode == 128 + signum, stderr
     words = "interrupted" if signum == signal.SIGINT else "terminated by SIGTERM"
     assert stderr.decode() == "extract: error: {}\n".format(words)

@@ -4,10 +4,12 @@ the moment its output is about to be renamed into place (its temporary file writ
 whole); `children` lists a process's children (the watched child of a single run, a
 batch's workers)."""
 
+import contextlib
 import os
 import subprocess
 import time
 from pathlib import Path
+from typing import Iterator
 
 from support.cli import extract_command
 from support.paths import PVA_DOUBLE
@@ -60,6 +62,18 @@ def start_held(
         run.wait()
         raise
     return run
+
+
+@contextlib.contextmanager
+def killed_at_exit(run: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """`run` for the block; killed (and waited for) after it if still running, so a
+    failing test leaves no process behind."""
+    try:
+        yield run
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
 
 
 def children(pid: int) -> list:
