@@ -182,8 +182,13 @@ def _signal_handlers_kept() -> Iterator[None]:
     """The handlers of SIGINT, SIGTERM and SIGHUP put back after the block: a command's
     library function installs its own (stopping.raise_on_stop_signals), for a process
     that ends with it, which a notebook's kernel is not."""
+    import threading
+
     from .stopping import STOP_SIGNALS
 
+    if threading.current_thread() is not threading.main_thread():
+        yield  # no handler is installed from another thread (run/single.bounded)
+        return
     handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     try:
         yield

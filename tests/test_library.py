@@ -286,6 +286,40 @@ def test_a_trace_leaves_the_callers_signal_handlers_as_they_were(work):
     assert (work / "trace.json").stat().st_size > 0
 
 
+def test_every_method_runs_from_a_thread_other_than_the_main_one(work):
+    """A notebook's background thread, or a thread pool: no signal handler can be set
+    there, and none is; the outputs are the main thread's, byte for byte."""
+    import threading
+
+    from extractor import ProfileAnalysis
+
+    def calls(analysis, where):
+        (work / where).mkdir()
+        analysis.trace(where + "/trace.json", every_row=True)
+        analysis.write_summary(where + "/summary.json", csv=True, blocks=True)
+        return analysis.summary(), analysis.blocks(), analysis.diff(RECOMPILED)
+
+    analysis = ProfileAnalysis(GOLDEN, use_pva=False)
+    in_main = calls(analysis, "main")
+    results: Dict[str, Any] = {}
+
+    def in_thread():
+        try:
+            results["got"] = calls(analysis, "thread")
+        except BaseException as exc:  # shown by the assertion below
+            results["error"] = exc
+
+    thread = threading.Thread(target=in_thread)
+    thread.start()
+    thread.join(120)
+    assert "error" not in results, results.get("error")
+    assert results["got"] == in_main
+    names = ["blocks.json", "first-body.csv", "steps.csv", "summary.json", "trace.json"]
+    assert sorted(path.name for path in (work / "thread").iterdir()) == names
+    for name in names:
+        assert (work / "thread" / name).read_bytes() == (work / "main" / name).read_bytes()
+
+
 def test_an_output_that_is_an_input_is_refused_and_nothing_is_written(work):
     from extractor import ProfileAnalysis
     from extractor.errors import UsageError

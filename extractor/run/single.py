@@ -63,7 +63,10 @@ def bounded(
     from ..stopping import raise_on_stop_signals
 
     if not (timeout and separate and hasattr(os, "fork")):
-        raise_on_stop_signals()
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            raise_on_stop_signals()  # (a library's caller in another thread gets none)
 
         def stuck(line: str) -> None:  # deadline's watchdog: a read no signal reaches
             say("error", line)
