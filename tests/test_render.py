@@ -14,9 +14,9 @@ from extractor.core.blocks import extract_blocks
 from extractor.core.rules import load_rules
 from extractor.render import (
     BLOCKS_FORMATS,
-    MEMORY_FORMATS,
     COMPARE_FORMATS,
     DIFF_FORMATS,
+    MEMORY_FORMATS,
     TABLE_FORMATS,
     Renderer,
     StreamRenderer,
