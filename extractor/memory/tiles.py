@@ -18,11 +18,11 @@ MEMORY_TABLES = ("vars_info", "var_categories", "memory_by_tile")
 _TOTALS = "SELECT total FROM memory_by_tile ORDER BY rowid"
 _MEAN = "SELECT avg(total) FROM memory_by_tile"
 _CATEGORY_NAMES = "SELECT id, CAST(name AS TEXT) FROM var_categories"
-# One pass: SQLite sorts the rows by (tile, category) and sums each group. The last two
-# columns say whether a group holds a negative size or one that is not a whole number.
+# One pass: SQLite sorts the rows by (tile, category) and sums each group. min and max
+# check the sizes at the cost of a comparison: SQLite orders text and blobs after every
+# number (max gives them), a fraction makes the sum a REAL, a negative size is the min.
 _BY_TILE_AND_CATEGORY = """
-SELECT tile, category, sum(size_bytes), count(*), min(size_bytes),
-       max(typeof(size_bytes) NOT IN ('integer', 'null'))
+SELECT tile, category, sum(size_bytes), count(*), min(size_bytes), max(size_bytes)
 FROM vars_info
 GROUP BY tile, category
 """
@@ -84,7 +84,7 @@ def _read(profile: Profile) -> TileRows:
     categories = {}  # type: Dict[int, Dict[str, int]]
     stray = 0
     count = len(totals)
-    for tile, category, size, rows, smallest, not_whole in profile.db.execute(
+    for tile, category, size, rows, smallest, largest in profile.db.execute(
         _BY_TILE_AND_CATEGORY
     ):
         if tile is not None and type(tile) is not int:
@@ -95,7 +95,7 @@ def _read(profile: Profile) -> TileRows:
         if tile is None or tile < 0 or tile >= count:
             stray += rows
             continue
-        if not_whole:
+        if type(size) is float or (largest is not None and type(largest) is not int):
             value = profile.db.execute(_NOT_WHOLE_SIZE, (tile, category)).fetchone()
             raise ProfileError(
                 profile.path,
