@@ -311,3 +311,61 @@ def test_histogram_edges_are_from_inclusive_to_exclusive():
         {"from": 1025 * k, "to": 1025 * (k + 1), "tiles": 0} for k in range(1, 16)
     ]
     assert histogram[16] == {"from": 16400, "to": None, "tiles": 63}
+
+
+# ---- extract doctor's checks of what extract memory assumes ------------------------------
+
+
+def _doctor(profile):
+    result = invoke_extract("doctor", str(profile), "--json")
+    answer = json.loads(result.stdout)
+    return {c["name"]: c for c in answer["checks"]}
+
+
+def _edit_tiles(case, edit):
+    path = case / "pva-double.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    edit(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_doctor_finds_the_totals_are_including_gaps_and_the_rows_one_per_tile(case):
+    checks = _doctor(case / "profile.pop")
+    assert checks["memory_by_tile_rows"]["status"] == "ok"
+    assert checks["memory_by_tile_rows"]["data"] == {"rows": 64, "target_tiles": 64}
+    assert checks["memory_totals"]["status"] == "ok"
+    assert checks["memory_totals"]["data"]["which"] == "includingGaps"
+    assert checks["vars_info_tiles"]["data"] == {"highest_tile": 63, "target_tiles": 64}
+
+
+def test_doctor_says_excluding_gaps_and_the_first_tile_that_is_neither(case):
+    def excluding(data):
+        for tile in data["tiles"]:
+            tile["excludingGaps"], tile["includingGaps"] = tile["includingGaps"], 1
+
+    _edit_tiles(case, excluding)
+    totals = _doctor(case / "profile.pop")["memory_totals"]
+    assert (totals["status"], totals["data"]["which"]) == ("ok", "excludingGaps")
+
+    def off_on_tile_7(data):
+        data["tiles"][7]["excludingGaps"] += 1  # the one that matched
+
+    _edit_tiles(case, off_on_tile_7)
+    totals = _doctor(case / "profile.pop")["memory_totals"]
+    assert totals["status"] == "warn"
+    assert totals["detail"].startswith("tile 7's total is ")
+    assert totals["data"]["neither"] == [7]
+
+
+def test_doctor_warns_of_rows_and_vars_info_tiles_the_target_does_not_have(case):
+    profile = case / "profile.pop"
+    _change(
+        profile,
+        "DELETE FROM memory_by_tile WHERE rowid = (SELECT max(rowid) FROM memory_by_tile)",
+        "INSERT INTO vars_info VALUES (0, 'x', 70, 1, 8, 8)",
+    )
+    checks = _doctor(profile)
+    assert checks["memory_by_tile_rows"]["status"] == "warn"
+    assert checks["memory_by_tile_rows"]["detail"] == "63 rows; the target has 64 tiles"
+    assert checks["vars_info_tiles"]["status"] == "warn"
+    assert checks["vars_info_tiles"]["detail"] == "vars_info names tile 70; the target has 64 tiles"

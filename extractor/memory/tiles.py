@@ -84,9 +84,7 @@ def _read(profile: Profile) -> TileRows:
     categories = {}  # type: Dict[int, Dict[str, int]]
     stray = 0
     count = len(totals)
-    for tile, category, size, rows, smallest, largest in profile.db.execute(
-        _BY_TILE_AND_CATEGORY
-    ):
+    for tile, category, size, rows, smallest, largest in profile.db.execute(_BY_TILE_AND_CATEGORY):
         if tile is not None and type(tile) is not int:
             raise ProfileError(
                 profile.path,
