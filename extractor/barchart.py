@@ -40,6 +40,10 @@ RECORDING_COLOURS = OKABE_ITO + ("#000000",)
 # the table's order, a stage beyond them starts again (each is a CSS class of the page).
 STAGE_COLOURS = OKABE_ITO + ("#999999", "#000000", "#8C564B")
 
+# Which cycles the bars are, unless a caller says otherwise: both charts draw stages'
+# kernel cycles (the sums of kernel rows' cycles, docs/glossary.md).
+KERNEL_CYCLES = "kernel cycles"
+
 # The steps a tick may take, times a power of ten.
 GROUPED_STEPS = (1, 2, 2.5, 5, 10)
 STACKED_STEPS = (1, 2, 5, 10)
@@ -106,10 +110,12 @@ def grouped_bars_svg(
     stages: Sequence[str],
     labels: Sequence[str],
     values: Sequence[Sequence[Optional[float]]],
+    unit: str = KERNEL_CYCLES,
 ) -> str:
     """The SVG document (text) of a group of bars per stage (`stages`, in order), a bar
     per recording (`labels`, the first the baseline of each bar's change): `values[i][j]`
-    the cycles of stage i in recording j (None: no bar, a gap)."""
+    the cycles of stage i in recording j (None: no bar, a gap); `unit` says which cycles
+    (the y axis's title, each bar's tooltip)."""
     count = len(labels)
     bar = 28 if count <= 4 else max(8, 112 // count)
     group = max(120, count * bar + 36)
@@ -179,7 +185,9 @@ def grouped_bars_svg(
     )
     add(
         '<text class="axis-title" x="18" y="{0:.1f}" text-anchor="middle" '
-        'transform="rotate(-90 18 {0:.1f})">cycles</text>'.format(top + plot_height / 2)
+        'transform="rotate(-90 18 {0:.1f})">{1}</text>'.format(
+            top + plot_height / 2, xml_text(unit)
+        )
     )
     add("</g>")
 
@@ -194,10 +202,11 @@ def grouped_bars_svg(
             # From the zero line up to the value, or down to a negative one.
             bar_top, bar_bottom = sorted((y(value), zero))
             change = percent_change(value, row[0]) if position else None
-            tooltip = "{}, {}: {} cycles{}".format(
+            tooltip = "{}, {}: {} {}{}".format(
                 labels[position],
                 stage,
                 thousands(value),
+                unit,
                 "" if change is None else " ({:+.1f}% against {})".format(change, labels[0]),
             )
             add(
@@ -300,12 +309,17 @@ class StackedChart(NamedTuple):
     ticks: List[AxisTick]
     legend: List[StackedSegment]  # one per stage: its label and colour
     bars: List[StackedBar]
+    unit: str = KERNEL_CYCLES  # which cycles: the chart's title and every tooltip say it
 
 
 LABEL_WIDTH, PLOT_WIDTH, RIGHT_MARGIN = 240, 620, 110
 BAR_HEIGHT, BAR_GAP, CHART_TOP = 12, 5, 26
 LABEL_CHARACTERS = 34
-STACKED_TITLE = "Cycles per stage per recording"
+
+
+def stacked_title(unit: str) -> str:
+    """The report chart's title: `Kernel cycles per stage per recording`."""
+    return "{} per stage per recording".format(unit[:1].upper() + unit[1:])
 
 
 def _short(label: str, limit: int = LABEL_CHARACTERS) -> str:
@@ -326,6 +340,7 @@ def stacked_bars(
     labels: Sequence[str],
     stage_names: Sequence[str],
     stage_cycles: Sequence[Dict[str, Optional[int]]],
+    unit: str = KERNEL_CYCLES,
 ) -> StackedChart:
     """A lying bar per recording (`labels`, in the table's order): its stages' cycles
     (`stage_cycles`, one dict per recording) end to end from zero, on one scale, stages
@@ -386,6 +401,7 @@ def stacked_bars(
         ticks,
         legend,
         bars,
+        unit,
     )
 
 
@@ -401,7 +417,7 @@ def stacked_bars_svg(chart: StackedChart, text: Callable[[str], str] = html_text
             chart.width, chart.height
         )
     )
-    add('<title id="chart-title">{}</title>\n'.format(text(STACKED_TITLE)))
+    add('<title id="chart-title">{}</title>\n'.format(text(stacked_title(chart.unit))))
     for tick in chart.ticks:
         add(
             '<line class="grid" x1="{0}" x2="{0}" y1="{1}" y2="{2}"/><text class="tick" '
@@ -412,10 +428,11 @@ def stacked_bars_svg(chart: StackedChart, text: Callable[[str], str] = html_text
     for bar in chart.bars:
         baseline = bar.y + chart.bar_height - 2  # where the bar's texts stand
         add(
-            '<g class="bar"><title>{}: {} cycles</title><text class="name" x="{}" '
+            '<g class="bar"><title>{}: {} {}</title><text class="name" x="{}" '
             'y="{}">{}</text>'.format(
                 text(bar.label),
                 text(bar.total),
+                text(chart.unit),
                 chart.plot_left - 6,
                 baseline,
                 text(bar.short_label),
@@ -424,7 +441,7 @@ def stacked_bars_svg(chart: StackedChart, text: Callable[[str], str] = html_text
         for segment in bar.segments:
             add(
                 '<rect class="s{}" x="{}" y="{}" width="{}" height="{}"><title>{}: {}: {} '
-                "cycles ({})</title></rect>".format(
+                "{} ({})</title></rect>".format(
                     segment.colour,
                     segment.x,
                     bar.y,
@@ -433,6 +450,7 @@ def stacked_bars_svg(chart: StackedChart, text: Callable[[str], str] = html_text
                     text(bar.label),
                     text(segment.stage),
                     text(segment.cycles),
+                    text(chart.unit),
                     text(segment.share),
                 )
             )

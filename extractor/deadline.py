@@ -23,6 +23,16 @@ for signals: a pva whose calls are C++ (the Poplar SDK's) is one. run/single.py 
 watching parent process for exactly that case (stopping.fork_with_deadline); there the
 child reports which profile it reads through the pipe it shares with its parent
 (`reading` writes to it).
+
+A read stuck in the kernel (a network file system that stopped answering) is another,
+in any command: the main thread never comes back to Python, so neither handler runs.
+For that, a limit given `on_stuck` also starts a watchdog thread (`_Watchdog`): should
+the alarm's handler not have run GRACE seconds past the limit, it sweeps what the
+writing left, hands the error line to `on_stuck` and that ends the process (exit 1).
+The watchdog and the main thread never both act: whichever comes first (the alarm's
+handler or the end of the run, or the watchdog) takes the watchdog's lock and disarms
+the other; the main thread, should it come back once the watchdog has fired, waits on
+that lock until the process ends.
 """
 
 import contextlib
@@ -30,7 +40,7 @@ import os
 import signal
 import time
 from types import FrameType
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from .errors import ProfileError, StrPath, UsageError, shown_path
 from .partials import Leftovers
@@ -45,6 +55,11 @@ LONGEST_TIMER = 86400.0
 
 #: Profiles named one by one in a time limit's error; beyond, "and N other profiles".
 NAMED = 3
+
+#: Seconds past the limit that the main thread may stay where no signal reaches it
+#: before the watchdog ends the process: longer than SQLite spends in one step of a
+#: large sort without calling the progress handler.
+GRACE = 10.0
 
 
 class TimedOut(BaseException):
@@ -169,6 +184,46 @@ def raise_interrupted() -> None:
         raise limit.error()
 
 
+class _Watchdog:
+    """The thread that ends a run stuck past its limit where no signal reaches (see the
+    module's docstring): after `seconds` + GRACE, unless disarmed, it sweeps
+    `leftovers` and calls `on_stuck` with the error line (which does not return)."""
+
+    def __init__(
+        self,
+        limit: _Limit,
+        leftovers: Leftovers,
+        on_stuck: Callable[[str], None],
+        grace: Optional[float] = None,
+    ) -> None:
+        import threading
+
+        self._limit, self._leftovers, self._on_stuck = limit, leftovers, on_stuck
+        self._grace = GRACE if grace is None else grace
+        self._lock = threading.Lock()
+        self._settled = False  # disarmed, or fired
+        self._wake = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="extract-watchdog", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        if self._wake.wait(self._limit.seconds + self._grace):
+            return  # disarmed in time
+        with self._lock:  # held to the end: the process ends inside
+            if self._settled:
+                return
+            self._settled = True
+            self._leftovers.sweep(writer=os.getpid())
+            self._on_stuck(str(self._limit.error()))
+
+    def disarm(self) -> None:
+        """The main thread is back in Python past the limit, or the run is over: the
+        watchdog stands down. Should it have fired, this waits until the process ends."""
+        with self._lock:
+            self._settled = True
+        self._wake.set()
+
+
 # Any: what signal.signal gives back, a function, SIG_IGN, SIG_DFL or None (not Python's).
 def _stop_signals_ignored() -> Dict[int, Any]:
     """Ignore SIGTERM, SIGHUP and SIGINT; their handlers before, to put back."""
@@ -179,13 +234,18 @@ def _stop_signals_ignored() -> Dict[int, Any]:
 
 @contextlib.contextmanager
 def time_limit(
-    seconds: float, profiles: Sequence[StrPath], outputs: Sequence[StrPath]
+    seconds: float,
+    profiles: Sequence[StrPath],
+    outputs: Sequence[StrPath],
+    on_stuck: Optional[Callable[[str], None]] = None,
 ) -> Iterator[None]:
     """Run the block within `seconds` (0: no limit), in this process; past them, the
     block is ended (TimedOut), what writing `outputs` left is swept, and ProfileError
     says `<profile>: took longer than N s (--timeout): ended`. On any other failure the
     same sweep runs. The main thread only (SIGALRM, held while the limit runs: a timer
-    armed before is put back after, with what is left of it): UsageError elsewhere."""
+    armed before is put back after, with what is left of it): UsageError elsewhere.
+    `on_stuck(line)`: the watchdog's way out, for a run stuck where no signal reaches
+    (see the module's docstring); it must end the process. None: no watchdog."""
     leftovers = Leftovers(outputs)  # before anything is written: the folders missing now
     if not seconds:
         with leftovers.swept_on_failure():
@@ -205,12 +265,16 @@ def time_limit(
     def alarm(signum: int, frame: Optional[FrameType]) -> None:
         from .stopping import raised_stop
 
-        if _active() is not limit or raised_stop() is not None:
-            return  # ended already, or a stop is unwinding: it goes on
+        if _active() is not limit:
+            return  # ended already
         left = limit.end - time.monotonic()
-        if left > 0:  # a limit longer than one timer holds: waited for in parts
+        if left > 0 and raised_stop() is None:  # a limit longer than one timer: in parts
             signal.setitimer(signal.ITIMER_REAL, min(left, LONGEST_TIMER))
             return
+        if watchdog is not None:
+            watchdog.disarm()  # this thread answers: the watchdog is not needed
+        if raised_stop() is not None:
+            return  # a stop is unwinding: it goes on
         limit.expired = True
         stops.update(_stop_signals_ignored())  # the clean-up that follows is not cut short
         raise limit.error()
@@ -219,15 +283,20 @@ def time_limit(
 
     previous = signal.signal(signal.SIGALRM, alarm)
     _running.append(limit)
+    watchdog: Optional[_Watchdog] = None
     outer = (0.0, 0.0)  # a timer armed before this one (delay, interval): put back after
     try:
         with leftovers.swept_on_failure():
             try:
+                if on_stuck is not None:
+                    watchdog = _Watchdog(limit, leftovers, on_stuck)
                 outer = signal.setitimer(signal.ITIMER_REAL, min(seconds, LONGEST_TIMER))
                 yield
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-                del _running[:]
+                del _running[:]  # the alarm's handler does nothing from here
+                if watchdog is not None:
+                    watchdog.disarm()
     except TimedOut as exc:
         raise ProfileError(exc.label, exc.problem) from None
     finally:

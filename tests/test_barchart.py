@@ -1,7 +1,8 @@
 """The one bar-chart module (extractor/barchart.py): its shared rules worked out by hand,
 and the report's chart held to the Jinja2 template that drew it before (kept here as the
-oracle), byte for byte, hostile names and negative cycles included. compare's chart is
-tested through the CLI (test_compare.py, test_escaping.py)."""
+oracle, its words since saying kernel cycles), byte for byte, hostile names and negative
+cycles included. compare's chart is tested through the CLI (test_compare.py,
+test_escaping.py)."""
 
 import jinja2
 import pytest
@@ -23,13 +24,13 @@ from extractor.escaping import html_text
 # The report's chart as templates/report.html.j2 drew it, with the page's settings.
 TEMPLATE = """\
 <svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{{ chart.width }}" height="{{ chart.height }}" viewBox="0 0 {{ chart.width }} {{ chart.height }}" role="img" aria-labelledby="chart-title">
-<title id="chart-title">Cycles per stage per recording</title>
+<title id="chart-title">Kernel cycles per stage per recording</title>
 {% for tick in chart.ticks %}
 <line class="grid" x1="{{ tick.x }}" x2="{{ tick.x }}" y1="{{ chart.top - 4 }}" y2="{{ chart.height }}"/><text class="tick" x="{{ tick.x }}" y="{{ chart.top - 8 }}">{{ tick.text }}</text>
 {% endfor %}
 {% for bar in chart.bars %}
-<g class="bar"><title>{{ bar.label }}: {{ bar.total }} cycles</title><text class="name" x="{{ chart.plot_left - 6 }}" y="{{ bar.y + chart.bar_height - 2 }}">{{ bar.short_label }}</text>
-{%- for segment in bar.segments %}<rect class="s{{ segment.colour }}" x="{{ segment.x }}" y="{{ bar.y }}" width="{{ segment.width }}" height="{{ chart.bar_height }}"><title>{{ bar.label }}: {{ segment.stage }}: {{ segment.cycles }} cycles ({{ segment.share }})</title></rect>{% endfor -%}
+<g class="bar"><title>{{ bar.label }}: {{ bar.total }} kernel cycles</title><text class="name" x="{{ chart.plot_left - 6 }}" y="{{ bar.y + chart.bar_height - 2 }}">{{ bar.short_label }}</text>
+{%- for segment in bar.segments %}<rect class="s{{ segment.colour }}" x="{{ segment.x }}" y="{{ bar.y }}" width="{{ segment.width }}" height="{{ chart.bar_height }}"><title>{{ bar.label }}: {{ segment.stage }}: {{ segment.cycles }} kernel cycles ({{ segment.share }})</title></rect>{% endfor -%}
 <text class="total" x="{{ bar.total_x }}" y="{{ bar.y + chart.bar_height - 2 }}">{{ bar.total }}</text></g>
 {% endfor %}
 </svg>"""  # noqa: E501 - the template's own lines

@@ -136,7 +136,7 @@ def test_compare_takes_its_baseline_by_the_same_rule(edge_batch, tmp_path):
     # The baseline is the first column; the recording passed over keeps its place after it.
     assert lines[0] == "| | unit | empty-code-bytes | compile-only | multi-ipu |"
     # multi-ipu's fused QKV 260 + 250 = 510 against 260: +96.2 %
-    assert lines[2] == "| stage: fused QKV projection | cycles | 260 | — | 510 (+96.2%) |"
+    assert lines[2] == "| stage: fused QKV projection | kernel cycles | 260 | — | 510 (+96.2%) |"
     assert result.stderr == (
         "extract: warning: {}: has no first-body kernels, so it is not the baseline: "
         "changes are against empty-code-bytes\n".format(folder / "compile-only" / "summary.json")

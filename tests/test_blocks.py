@@ -216,7 +216,9 @@ def test_markdown_table_of_the_statistics():
             "| run 1, block 0 |"
         ),
     ]
-    assert lines[0].startswith("| stage | blocks | min | median | mean | max | stdev")
+    assert lines[0].startswith(
+        "| stage (kernel cycles) | blocks | min | median | mean | max | stdev"
+    )
     assert lines[1].count("|") == lines[0].count("|")
 
 
@@ -441,9 +443,9 @@ def test_compare_stat_median_replaces_only_the_stage_rows(two_recordings):
     # 260, 270, 260 -> 260; MLP up 840 and 410; totals 1350, 550 -> 950.0 and
     # 670, 270, 260 -> 270.
     assert [(r["metric"], r["unit"], r["values"]) for r in stage] == [
-        ("fused QKV projection", "cycles, median over blocks", [530.0, 260]),
-        ("MLP up", "cycles, median over blocks", [840, 410]),
-        ("all stages", "cycles, median over blocks", [950.0, 270]),
+        ("fused QKV projection", "kernel cycles, median over blocks", [530.0, 260]),
+        ("MLP up", "kernel cycles, median over blocks", [840, 410]),
+        ("all stages", "kernel cycles, median over blocks", [950.0, 270]),
     ]
     rest = [r for r in median_rows if not r["section"].startswith("kernel stages")]
     assert rest == [r for r in first_rows if not r["section"].startswith("kernel stages")]
@@ -451,7 +453,7 @@ def test_compare_stat_median_replaces_only_the_stage_rows(two_recordings):
     markdown = invoke_extract("compare", a, b, "--stat", "max")
     assert markdown.code == 0
     assert (
-        "| stage: fused QKV projection | cycles, max over blocks | 550 | 270 (-50.9%) |"
+        "| stage: fused QKV projection | kernel cycles, max over blocks | 550 | 270 (-50.9%) |"
         in markdown.stdout.decode().splitlines()
     )
 

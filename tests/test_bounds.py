@@ -354,7 +354,7 @@ def test_a_heat_map_of_thousands_of_stages_shows_the_first_and_a_note(tmp_path):
     ]
     note = details.find("p", cls="note").text()
     assert note.startswith(
-        "{} more stages not shown: the first {} with cycles are".format(
+        "{} more stages not shown: the first {} with kernel cycles are".format(
             400 * 40 - MAX_HEAT_COLUMNS, MAX_HEAT_COLUMNS
         )
     ), note
@@ -450,6 +450,6 @@ def test_negative_cycles_are_drawn_leftwards_from_zero(tmp_path):
         if name == "b":
             assert len(left) == 1 and abs(left[0][0] + left[0][1] - zero) < 0.02
             assert left[0][0] >= LABEL_WIDTH - 0.01
-            assert any("-100,000 cycles" in t.text() for t in bar.find_all("title"))
+            assert any("-100,000 kernel cycles" in t.text() for t in bar.find_all("title"))
         else:
             assert left == []

@@ -110,13 +110,13 @@ def test_markdown_on_the_two_fixture_recordings():
     # By hand: (33541 - 37277) / 37277 = -10.02 %, (14190 - 12900) / 12900 = +10.0 %,
     # (12021 - 14153) / 14153 = -15.06 %, (41012 - 48248) / 48248 = -14.998 %,
     # (46968 - 52187) / 52187 = -10.0006 %; totals 173253 and 156220: -9.83 %.
-    assert rows["stage: fused QKV projection"] == ["cycles", "37277", "33541 (-10.0%)"]
-    assert rows["stage: QK transpose"] == ["cycles", "8488", "8488 (+0.0%)"]
-    assert rows["stage: PV"] == ["cycles", "12900", "14190 (+10.0%)"]
-    assert rows["stage: output projection"] == ["cycles", "14153", "12021 (-15.1%)"]
-    assert rows["stage: MLP up"] == ["cycles", "48248", "41012 (-15.0%)"]
-    assert rows["stage: MLP down"] == ["cycles", "52187", "46968 (-10.0%)"]
-    assert rows["stages, total"] == ["cycles", "173253", "156220 (-9.8%)"]
+    assert rows["stage: fused QKV projection"] == ["kernel cycles", "37277", "33541 (-10.0%)"]
+    assert rows["stage: QK transpose"] == ["kernel cycles", "8488", "8488 (+0.0%)"]
+    assert rows["stage: PV"] == ["kernel cycles", "12900", "14190 (+10.0%)"]
+    assert rows["stage: output projection"] == ["kernel cycles", "14153", "12021 (-15.1%)"]
+    assert rows["stage: MLP up"] == ["kernel cycles", "48248", "41012 (-15.0%)"]
+    assert rows["stage: MLP down"] == ["kernel cycles", "52187", "46968 (-10.0%)"]
+    assert rows["stages, total"] == ["kernel cycles", "173253", "156220 (-9.8%)"]
     # Spans: (14733907 - 15987664) / 15987664 = -7.84 %; 15987664 / 1850e3 = 8.6420 ms,
     # 14733907 / 1850e3 = 7.9643 ms.
     assert rows["device span 1"][:3] == ["cycles", "15987664", "14733907 (-7.8%)"]
@@ -181,7 +181,7 @@ def test_percentages_follow_the_inputs():
     for ka, kb in zip(a["kernels"], b["kernels"]):
         change = (kb["cycles"] - ka["cycles"]) * 100 / ka["cycles"]
         assert rows["stage: " + ka["stage"]] == [
-            "cycles",
+            "kernel cycles",
             str(ka["cycles"]),
             "{} ({:+.1f}%)".format(kb["cycles"], change),
         ]
@@ -205,7 +205,7 @@ def test_labels_and_three_recordings(tmp_path):
     # The third is named by its folder; a "|" in a label is escaped.
     assert header == "| | unit | fp8 w | fp8 \\| b | {} |".format(tmp_path.name)
     # (14000000 - 15987664) / 15987664 = -12.43 %
-    assert rows["stage: PV"] == ["cycles", "12900", "14190 (+10.0%)", "\u2014"]
+    assert rows["stage: PV"] == ["kernel cycles", "12900", "14190 (+10.0%)", "\u2014"]
     assert rows["device span 1"][:4] == [
         "cycles",
         "15987664",
@@ -256,9 +256,10 @@ def test_csv_format():
     by_key = {(r[0], r[1], r[2]): r[3:-1] for r in rows[1:]}
     names = {(r[0], r[1], r[2]): r[-1] for r in rows[1:]}
     assert (
-        names[("kernel stages", "fused QKV projection", "cycles")] == "stage:fused QKV projection"
+        names[("kernel stages", "fused QKV projection", "kernel cycles")]
+        == "stage:fused QKV projection"
     )
-    assert names[("kernel stages, total", "all stages", "cycles")] == "stages:total"
+    assert names[("kernel stages, total", "all stages", "kernel cycles")] == "stages:total"
     assert names[("device spans", "device span 2", "cycles")] == "device_span:2"
     assert names[("device spans", "device span 2", "ms at 1850 MHz")] == ""
     assert names[("QKV executions", "QKV executions", "count")] == "qkv_executions"
@@ -270,7 +271,7 @@ def test_csv_format():
         names[("exchange code per tile", "exchange code per tile, min", "bytes")]
         == "exchange_memory:min"
     )
-    qkv = by_key[("kernel stages", "fused QKV projection", "cycles")]
+    qkv = by_key[("kernel stages", "fused QKV projection", "kernel cycles")]
     assert qkv[:2] == ["37277", "33541"] and qkv[3] == ""
     assert float(qkv[2]) == pytest.approx((33541 - 37277) * 100 / 37277, rel=1e-12)
     ms = by_key[("device spans", "device span 1", "ms at 1850 MHz")]
@@ -490,7 +491,7 @@ def test_chart_of_the_two_fixture_recordings(tmp_path):
 
     # The axis: its title says the unit; ticks rise from 0 past the tallest bar, and
     # sit where the bars' scale puts them.
-    assert "cycles" in texts(root, "axis-title")
+    assert texts(root, "axis-title")[0] == "kernel cycles"
     ticks = [int(t.replace(",", "")) for t in texts(root, "tick")]
     assert ticks[0] == 0 and ticks == sorted(ticks) and ticks[-1] >= 52187
     tick_ys = [float(t.get("y")) for t in root.iter(SVG + "text") if t.get("class") == "tick"]

@@ -73,7 +73,11 @@ def test_without_pva_the_exchange_code_is_not_compared():
 def test_the_markdown_says_what_changed_in_words():
     text = _diff().stdout.decode()
     lines = text.splitlines()
-    assert lines[0] == "# extract diff: 861887 -> 846709 cycles, -15178 (-1.76%)"
+    # A body's cycles are all cycles (every step row's), as the headline says.
+    assert lines[0] == "# extract diff: 861887 -> 846709 all cycles, -15178 (-1.76%)"
+    assert lines[2].endswith("(151 steps, from 101 to before 252): 861887 all cycles")
+    assert lines[3].endswith("(152 steps, from 1101 to before 1253): 846709 all cycles")
+    assert lines[5] == "## Where the time went: all cycles, stages by kinds"
     assert (
         "vertices: `poplin::ConvPartial1x1Out<half,half,true,false,16,4,false>` -> "
         "`poplin::ConvPartial1x1Out<quarter,half,true,false,16,4,false>`"

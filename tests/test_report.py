@@ -240,7 +240,7 @@ def test_every_name_reaches_the_page_as_text(tmp_path):
     stage_headings = [
         th
         for th in page.find("table", id="recordings").find_all("th")
-        if th.attrs.get("title") == "stage:" + HOSTILE_STAGE
+        if th.attrs.get("title") == "stage:" + HOSTILE_STAGE + " (kernel cycles)"
     ]
     assert [th.text() for th in stage_headings] == [HOSTILE_STAGE]
     legend = [k.text() for k in page.find_all("span", cls="key")]
@@ -305,7 +305,7 @@ def test_heat_map_of_blocks_and_stages(tmp_path):
     page = parse(made(tmp_path, out))
     maps = page.find("section", id="heat-maps").find_all("details")
     assert len(maps) == 1  # only the recording with a blocks.json beside its summary
-    assert maps[0].find("summary").text() == "2-variant: slowest run 2, block 1: 550 cycles"
+    assert maps[0].find("summary").text() == "2-variant: slowest run 2, block 1: 550 kernel cycles"
     table = maps[0].find("table", cls="heat")
     # "other" has no kernel rows in any block: no column
     assert [th.text() for th in table.find("thead").find_all("th")] == [

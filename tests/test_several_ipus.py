@@ -46,8 +46,8 @@ def compare(*args):
 def test_compare_s_markdown_says_what_the_stage_rows_are(recordings):
     result = compare(recordings / "single", recordings / "multi")
     lines = result.stdout.decode().splitlines()
-    assert "| stage: fused QKV projection | cycles | 260 | 510 (+96.2%) |" in lines
-    assert "| stage: MLP up | cycles | 410 | 840 (+104.9%) |" in lines
+    assert "| stage: fused QKV projection | kernel cycles | 260 | 510 (+96.2%) |" in lines
+    assert "| stage: MLP up | kernel cycles | 410 | 840 (+104.9%) |" in lines
     assert lines[-2:] == [
         "",
         "Several IPUs: the stage rows and their total of multi (2 IPUs) are " + SUMMED,

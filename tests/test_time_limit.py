@@ -4,7 +4,10 @@ backtracks catastrophically), or the writing of the output. Each time: exit 1, o
 naming the profile being read (all of the command's profiles once none is being read),
 nothing on stdout, no temporary file, no folder the run made, the inputs unchanged, and
 no fork. Only a pva whose calls are compiled code (the SDK's C++) keeps the watching
-parent process: there the line names the profile the child was reading, too.
+parent process: there the line names the profile the child was reading, too. A read
+that no signal reaches (stuck in the kernel) is ended by the watchdog thread, GRACE
+seconds past the limit, with the same line, and the two never both act (the orders
+forced in-process below, the watchdog's grace made short).
 
 Every run is a real `extract` process, held where the stage is by sitecustomize code
 (support.timelimits, support.held): no timing guess decides which stage it is in."""
@@ -18,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from extractor import deadline
 from support.cases import copy_case
 from support.checks import partial_files
 from support.cli import commands_taking, extract_command, run_extract
@@ -26,6 +30,7 @@ from support.paths import EDGE
 from support.timelimits import (
     FORKS,
     SLOW_SQL,
+    STUCK_READ,
     TIMEOUT_COMMANDS,
     command_words,
     compiled_pva,
@@ -224,3 +229,93 @@ def test_a_stop_during_a_query_ends_like_ctrl_c(tmp_path, signum):
     assert stderr.decode() == "extract: error: {}\n".format(words)
     assert not (tmp_path / "out").exists()
     assert forks(tmp_path / "hooks") == []
+
+
+@pytest.mark.parametrize("command", ["run", "blocks", "trace"])
+def test_a_read_stuck_where_no_signal_reaches_is_ended_by_the_watchdog(tmp_path, command):
+    profile = copy_case(EDGE / "multi-ipu", tmp_path / "in" / "a")
+    other = copy_case(EDGE / "multi-ipu", tmp_path / "in" / "b")
+    before = _digests(tmp_path / "in")
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "new" / "result.out"
+    hooks = tmp_path / "hooks"
+    env = hooked(hooks, STUCK_READ)
+    env["EXTRACT_TEST_STUCK"] = str(hooks / "stuck")
+    no_pva = [] if command == "blocks" else ["--no-pva"]  # blocks reads SQL only
+    args = command_words(command, profile, other) + no_pva + ["-o", out, "--timeout", "1"]
+    started = time.monotonic()
+    result = run_extract(*args, env=env, timeout=ENDS_WITHIN)
+    took = time.monotonic() - started
+    assert (hooks / "stuck").exists()  # it was stuck: the watchdog ended it
+    assert result.code == 1, result.stderr
+    assert result.stderr == (
+        "extract: error: {}: took longer than 1 s (--timeout): ended\n".format(profile)
+    )
+    assert result.stdout == b""
+    assert took >= 1 + deadline.GRACE
+    assert list((tmp_path / "out").iterdir()) == []
+    assert partial_files(tmp_path) == []
+    assert _digests(tmp_path / "in") == before
+    assert forks(hooks) == []
+
+
+# The watchdog against the main thread, in-process, each order forced: the grace short.
+WATCHDOG_ORDER = r"""
+import signal, sys, threading, time
+from extractor import deadline
+from extractor.errors import ProfileError
+deadline.GRACE = 0.3
+order = sys.argv[1]
+fired = threading.Event()
+def stuck(line):
+    print("watchdog: " + line, flush=True)
+    fired.set()
+    time.sleep(1.5)  # as the process ends: the main thread must not act meanwhile
+    print("exit", flush=True)
+    import os; os._exit(7)
+try:
+    with deadline.time_limit(0.3, ["p.pop"], [], on_stuck=stuck):
+        if order == "watchdog-first":
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+            fired.wait(10)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})  # comes back now
+            time.sleep(0.5)
+        elif order == "alarm-first":
+            time.sleep(5)  # Python: the alarm's handler runs at 0.3 s
+        else:  # "ends-in-time"
+            pass
+    print("main: done", flush=True)
+except ProfileError as exc:
+    print("main: " + str(exc), flush=True)
+time.sleep(0.3 + 0.3 + 0.5)  # past the watchdog's time
+print("main: end", flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    "order, lines, code",
+    [
+        # the watchdog fires; the main thread, back in Python meanwhile, waits on it
+        (
+            "watchdog-first",
+            ["watchdog: p.pop: took longer than 0.3 s (--timeout): ended", "exit"],
+            7,
+        ),
+        # the alarm's handler ends the run: the watchdog never acts
+        ("alarm-first", ["main: p.pop: took longer than 0.3 s (--timeout): ended", "main: end"], 0),
+        # the run ends before its limit: the watchdog never acts
+        ("ends-in-time", ["main: done", "main: end"], 0),
+    ],
+)
+def test_the_watchdog_and_the_main_thread_never_both_act(order, lines, code):
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", WATCHDOG_ORDER, order],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=ENDS_WITHIN,
+    )
+    assert done.stdout.splitlines() == lines, done.stderr
+    assert done.returncode == code, done.stderr

@@ -4,15 +4,18 @@ A consumer written here, in one class and nothing else, is fed by the walk as th
 summary's and blocks' consumers are; its counts are checked against plain SQL on the
 profile (nothing from extractor), and the walk's promises are held: a retry (rows stored
 out of step order) begins every consumer again and ends it once; a consumer that cannot
-be made twice gets sorted rows from the start; a range of steps gives those rows only.
+be made twice gets sorted rows from the start; a range of steps gives those rows only;
+a stream (extract trace's way) gets every row after the hooks, and may end the walk.
 """
 
 import sqlite3
 from collections import Counter
 
+import pytest
+
 from extractor.core.profile import STEP_TABLES, Profile
 from extractor.core.rules import load_rules
-from extractor.core.walk import Consumer, walk
+from extractor.core.walk import Consumer, EndOfRows, walk
 from support.cases import copy_case, golden_case_folder, stored_backwards
 
 ROWS = "SELECT s.id, s.type, i.rowid FROM steps_by_ipu AS i JOIN steps AS s ON s.id = i.step_id"
@@ -157,3 +160,102 @@ def test_row_is_called_only_with_every_row(tmp_path):
     only = OnlyMarkers()
     _walk(profile, [only])
     assert only.seen > 0
+
+
+class StepStream(Consumer):
+    """Every row taken as a stream (Consumer.stream); it may stop after `stop_after` rows."""
+
+    def __init__(self, stop_after=None) -> None:
+        self.stop_after = stop_after
+        self.begun = 0
+
+    def begin(self) -> None:
+        self.begun += 1
+        self.steps: list = []
+        self.ended_rows = None
+
+    def stream(self):
+        steps = self.steps
+        try:
+            while True:
+                raw = yield
+                steps.append(raw[0])
+                if self.stop_after is not None and len(steps) == self.stop_after:
+                    return
+        except EndOfRows:
+            self.ended_rows = len(steps)
+
+
+class StreamEnder(StepStream):
+    """A stream whose `end` throws EndOfRows into it, as the walk's docs say to."""
+
+    def stream(self):
+        self.generator = super().stream()
+        return self.generator
+
+    def end(self) -> None:
+        if self.stop_after is None:
+            try:
+                self.generator.throw(EndOfRows())
+            except StopIteration:
+                pass
+
+
+def test_a_stream_is_sent_every_row_after_the_hooks_of_that_row(tmp_path):
+    profile = copy_case(golden_case_folder(), tmp_path / "golden")
+    counter = KindCounter()
+
+    class SeesCounter(StreamEnder):
+        """Records how many rows the counter had seen when each row came."""
+
+        def stream(self):
+            self.seen_by_counter = []
+            inner = StreamEnder.stream(self)
+            next(inner)
+
+            def outer():
+                try:
+                    while True:
+                        raw = yield
+                        self.seen_by_counter.append(len(counter.steps))
+                        inner.send(raw)
+                except EndOfRows:
+                    try:
+                        inner.throw(EndOfRows())
+                    except StopIteration:
+                        pass
+
+            self.generator = outer()
+            return self.generator
+
+    stream = SeesCounter()
+    _walk(profile, [stream, counter])  # the stream listed first still comes after
+    rows = sorted(_sql(profile, ROWS), key=lambda row: (row[0], row[2]))
+    assert stream.steps == [step for step, _, _ in rows]
+    assert stream.ended_rows == len(rows)
+    assert stream.seen_by_counter == list(range(1, len(rows) + 1))
+
+
+def test_a_stream_that_returns_ends_the_walk_and_every_end_is_still_called(tmp_path):
+    profile = copy_case(golden_case_folder(), tmp_path / "golden")
+    stream, counter = StreamEnder(stop_after=25), KindCounter()
+    _walk(profile, [counter, stream])
+    rows = sorted(_sql(profile, ROWS), key=lambda row: (row[0], row[2]))
+    assert stream.steps == [step for step, _, _ in rows[:25]]
+    assert counter.steps == stream.steps  # the rows after went unread by everyone
+    assert counter.ended == 1
+
+
+def test_a_retry_makes_a_new_stream_from_begin(tmp_path):
+    backwards = copy_case(golden_case_folder(), tmp_path / "backwards")
+    stored_backwards(backwards)
+    stream = StreamEnder()
+    _walk(backwards, [stream])
+    assert stream.begun == 2  # read as stored, then sorted: a second generator
+    assert stream.steps == sorted(stream.steps) and stream.ended_rows == len(stream.steps)
+
+
+def test_two_streams_in_one_walk_are_refused(tmp_path):
+    profile = copy_case(golden_case_folder(), tmp_path / "golden")
+    with pytest.raises(ValueError, match="at most one"):
+        _walk(profile, [StreamEnder(), StreamEnder()])

@@ -55,7 +55,7 @@ def compare_command(
         BlockStat.first,
         "--stat",
         case_sensitive=False,
-        help="The stage rows: the first block's cycles (first, from summary.json), or "
+        help="The stage rows: the first block's kernel cycles (first, from summary.json), or "
         "that statistic over every block, from the blocks.json beside each "
         "summary.json (a batch run with --blocks).",
     ),

@@ -11,7 +11,7 @@ from ..core import metrics
 from ..core.blockformats import BLOCKS_NAME, check_blocks, not_blocks, read_blocks_json
 from ..errors import BlocksFileError
 from ..readback.recordings import Recording, beside
-from .comparison import STAGE_TOTAL, STAGES, TOTAL, Comparison, Row, _with_change
+from .comparison import KERNEL_CYCLES, STAGE_TOTAL, STAGES, TOTAL, Comparison, Row, _with_change
 
 FIRST = "first"  # the first body's cycles, from summary.json: the comparison as it is
 STATS = (FIRST, "min", "median", "mean", "max")
@@ -24,7 +24,7 @@ class MissingBlocks(ValueError):
 
 def unit_of(stat: str) -> str:
     """The unit column of the stage rows: which statistic they show."""
-    return "cycles, {} over blocks".format(stat)
+    return "{}, {} over blocks".format(KERNEL_CYCLES, stat)
 
 
 def read_block_statistics(recording: Recording, stat: str) -> dict:

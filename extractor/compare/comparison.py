@@ -25,6 +25,9 @@ STAGES, SPANS, QKV, EXCHANGE_MEMORY, ALLOCATED, EXCHANGES = (
 )
 # The row summing every stage has a section of its own, so no stage label can clash.
 STAGE_TOTAL, TOTAL = "kernel stages, total", "all stages"
+# The unit of the stage rows and their total: sums of kernel rows' cycles, never all of a
+# block's steps (docs/glossary.md); a device span's unit is cycles, its label says span.
+KERNEL_CYCLES = "kernel cycles"
 
 
 class Row(NamedTuple):
@@ -147,14 +150,18 @@ def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> C
             _with_change(
                 STAGES,
                 stage,
-                "cycles",
+                KERNEL_CYCLES,
                 (c.get(stage) for c in stage_cycles),
                 metrics.stage_metric(stage),
             )
         )
     rows.append(
         _with_change(
-            STAGE_TOTAL, TOTAL, "cycles", (s.stages_total for s in summaries), metrics.STAGES_TOTAL
+            STAGE_TOTAL,
+            TOTAL,
+            KERNEL_CYCLES,
+            (s.stages_total for s in summaries),
+            metrics.STAGES_TOTAL,
         )
     )
 

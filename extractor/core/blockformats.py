@@ -15,7 +15,8 @@ rendered from the statistics once the walk is over.
   one line per body; a stage with no kernel rows in a body, and a null end_step, are
   empty cells; the header's stage labels are text cells (`escaping.csv_text_cell`: one
   a spreadsheet would read as a formula gets a leading `'`);
-- markdown: the statistics only, one line per stage with kernel rows, then the total;
+- markdown: the statistics of the kernel cycles only (its header says so), one line per
+  stage with kernel rows, then the total;
   stage labels as `escaping.markdown_cell` writes them; on several IPUs, a note of what
   the cycles are below.
 """
@@ -204,7 +205,11 @@ class BlocksMarkdown(Renderer["BlockBodies"]):
         return block_statistics_markdown(result.statistics(), result.anchor_ipus)
 
 
-MARKDOWN_HEADER = "| stage | blocks | min | median | mean | max | stdev | min at | max at |"
+# The numbers are kernel cycles (the sums of kernel rows' cycles, docs/glossary.md): the
+# header says so, as every table of a block's cycles does.
+MARKDOWN_HEADER = (
+    "| stage (kernel cycles) | blocks | min | median | mean | max | stdev | min at | max at |"
+)
 
 
 def _number(value: float) -> str:

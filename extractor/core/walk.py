@@ -2,9 +2,10 @@
 
 A profile's step rows (millions of them) are read once per command, in the spec's order,
 by `walk`, whose loop is the only one over them: the summary's first body and device
-spans, every block's body, the step tables, extract diff's body finder and a body's
-units are *consumers* of it, listed as data by the command that wants them (summary.py,
-blocks.py, diff/bodies.py). Adding one is writing one more `Consumer`: no other changes.
+spans, every block's body, the step tables, extract trace's events, extract diff's body
+finder and a body's units are *consumers* of it, listed as data by the command that
+wants them (summary.py, blocks.py, timeline/events.py, diff/bodies.py). Adding one is
+writing one more `Consumer`: no other changes.
 
 Reading (`read_rows`). The rows are first read as steps_by_ipu stores them, with no sort:
 that is the spec's order when the table is stored in step order (as Poplar writes it),
@@ -28,14 +29,9 @@ What the walk does for its consumers, once per row:
 
 The loop is written flat, on locals, with one lookup per row: a trace has millions of
 rows, and each command must stay within 5% of its own hand-written loop of before
-(bench/commands.py measures them side by side).
-
-`extract trace` (timeline/events.py) reads the same rows through `read_rows`, with the
-same order and retry, and its blocks through BlockBodies, but keeps a loop of its own,
-which adds a plain kernel to the open block inline as this one does: each of its rows is
-an event written inline, and as a consumer of this loop (its loop body a closure called
-per row) it took 1.11x the CPU of its own loop on long-trace, over the 5% a command may
-lose.
+(bench/commands.py measures them side by side). For the same reason a consumer with
+much work and state per row (extract trace, an event written per row) takes the rows as
+a `stream`: a generator sent each row, its state in its own locals, no method called.
 """
 
 from operator import itemgetter
@@ -77,6 +73,10 @@ _step = itemgetter(0)  # a row's step id
 
 class OutOfOrder(Exception):
     """A step row whose step id is smaller than the one before (read in stored order)."""
+
+
+class EndOfRows(Exception):
+    """Thrown into a consumer's `stream` generator by its `end`: the rows are over."""
 
 
 class Consumer:
@@ -128,6 +128,16 @@ class Consumer:
 
     def row(self, raw: "RawStepRow", named: NamedStep) -> None:
         """Every row (with `every_row`)."""
+
+    def stream(self) -> "Generator[None, RawStepRow, None]":
+        """Every row, the other way: a generator (made after `begin`) that is sent each
+        raw row, for a consumer whose work per row is long and keeps much state (extract
+        trace): its state stays in the generator's locals, and no method is called per
+        row. A row comes to it after the hooks above (of every consumer). Should it
+        return, the walk ends there: the rows after go unread (every `end` is called as
+        usual). At the end of the rows it is sent nothing more: its own `end` ends it
+        (throwing `EndOfRows` into it, say). At most one consumer of a walk streams."""
+        raise NotImplementedError
 
     def stage_index(self, classes: NameClass) -> int:
         """With `adds_plain_kernels`: the index in `cycles` of a plain kernel's stage."""
@@ -247,6 +257,13 @@ class _Walk:
         self.boundaries = [c.boundary for c in self.consumers if _overrides(c, "boundary")]
         self.kernel_takers = [c for c in self.consumers if _overrides(c, "kernel")]
         self.every = [c.row for c in self.consumers if c.every_row]
+        streams = [c.stream() for c in self.consumers if _overrides(c, "stream")]
+        if len(streams) > 1:
+            raise ValueError("at most one consumer takes the rows as a stream")
+        self.send: Optional[Callable[[Any], None]] = None  # its generator's send
+        for stream in streams:
+            next(stream)  # to its first yield: ready for the first row
+            self.send = stream.send
         self.wants_devices = bool(self.devices)
         # Whether plain kernels still go through the hooks (a `kernel` consumer wants
         # them, or every row does); else they are summed, or skipped.
@@ -285,73 +302,82 @@ class _Walk:
         body_cycles = summing.cycles if summing is not None else None
         body_rows = summing.rows if summing is not None else []
         devices, markers, boundaries = self.devices, self.markers, self.boundaries
-        kernel_takers, every = self.kernel_takers, self.every
+        kernel_takers, every, send = self.kernel_takers, self.every, self.send
         plain_hooked = self.plain_hooked
         wants_devices = self.wants_devices
         device_kinds = DEVICE_KINDS
         low = high = None  # of the device rows since the last marker row
         named: Any = None  # the row's NamedStep, on the general path
         any_rows = False
-        for batch in batches:
-            any_rows = True
-            for raw in batch:
-                try:
-                    what = table[raw[4]][raw[3]]  # compute set, program
-                except KeyError:  # a pair met for the first time
-                    what = seen(raw[4], raw[3])
-                if what is None:  # most rows: nothing to anyone but the device span
-                    if wants_devices and raw[1] in device_kinds:
+        try:
+            for batch in batches:
+                any_rows = True
+                for raw in batch:
+                    try:
+                        what = table[raw[4]][raw[3]]  # compute set, program
+                    except KeyError:  # a pair met for the first time
+                        what = seen(raw[4], raw[3])
+                    if what is None:  # most rows: nothing to anyone but the device span
+                        if wants_devices and raw[1] in device_kinds:
+                            start, end = raw[6], raw[7]
+                            if start is not None and (low is None or start < low):
+                                low = start
+                            if end is not None and (high is None or end > high):
+                                high = end
+                        if send is not None:
+                            send(raw)
+                        continue
+                    if what.__class__ is int:  # a plain kernel that no hook sees
+                        index, named = what, None
+                    else:  # the general path
+                        named, index, boundary = what
+                    if index >= 0:  # a plain kernel: to the open block
+                        if body_cycles is not None:
+                            cycles = raw[2]
+                            if cycles.__class__ is int:
+                                body_cycles[index] += cycles
+                            elif cycles is not None:
+                                bad_cycles(raw[0], cycles)
+                            body_rows[index] += 1
+                        if named is None:
+                            if send is not None:
+                                send(raw)
+                            continue
+                    elif boundary:
+                        step, kind, cycles = raw[0], raw[1], raw[2]
+                        classes = named.classes
+                        if (kind == INPUT_DELIVERED_KIND and classes.input_delivered) or (
+                            kind == OUTPUT_BEGINS_KIND and classes.output_begins
+                        ):
+                            for hook in devices:  # the device rows before the marker
+                                hook(low, high)
+                            low = high = None
+                            for at_marker in markers:
+                                at_marker(step, kind)
+                        for on_boundary in boundaries:
+                            on_boundary(step, kind, cycles, classes)
+                        if summing is not None:
+                            body_cycles, body_rows = summing.cycles, summing.rows
+                    if kernel_takers and named.classes.kernel:
+                        for taker in kernel_takers:
+                            taker.kernel(raw, named)
+                            if plain_hooked and not any(t.plain_kernels for t in kernel_takers):
+                                plain_hooked = False  # asked no more (but every_row's)
+                                if not every:
+                                    self.plain_kernels_done()
+                                    table = self.table
+                    for on_row in every:
+                        on_row(raw, named)
+                    if send is not None:
+                        send(raw)
+                    if wants_devices and raw[1] in device_kinds:  # a kernel may be one
                         start, end = raw[6], raw[7]
                         if start is not None and (low is None or start < low):
                             low = start
                         if end is not None and (high is None or end > high):
                             high = end
-                    continue
-                if what.__class__ is int:  # a plain kernel that no hook sees
-                    index, named = what, None
-                else:  # the general path
-                    named, index, boundary = what
-                if index >= 0:  # a plain kernel: to the open block
-                    if body_cycles is not None:
-                        cycles = raw[2]
-                        if cycles.__class__ is int:
-                            body_cycles[index] += cycles
-                        elif cycles is not None:
-                            bad_cycles(raw[0], cycles)
-                        body_rows[index] += 1
-                    if named is None:
-                        continue
-                elif boundary:
-                    step, kind, cycles = raw[0], raw[1], raw[2]
-                    classes = named.classes
-                    if (kind == INPUT_DELIVERED_KIND and classes.input_delivered) or (
-                        kind == OUTPUT_BEGINS_KIND and classes.output_begins
-                    ):
-                        for hook in devices:  # the device rows before the marker
-                            hook(low, high)
-                        low = high = None
-                        for at_marker in markers:
-                            at_marker(step, kind)
-                    for on_boundary in boundaries:
-                        on_boundary(step, kind, cycles, classes)
-                    if summing is not None:
-                        body_cycles, body_rows = summing.cycles, summing.rows
-                if kernel_takers and named.classes.kernel:
-                    for taker in kernel_takers:
-                        taker.kernel(raw, named)
-                        if plain_hooked and not any(t.plain_kernels for t in kernel_takers):
-                            plain_hooked = False  # asked no more (but every_row's)
-                            if not every:
-                                self.plain_kernels_done()
-                                table = self.table
-                for on_row in every:
-                    on_row(raw, named)
-                if wants_devices and raw[1] in device_kinds:  # a kernel may be one
-                    start, end = raw[6], raw[7]
-                    if start is not None and (low is None or start < low):
-                        low = start
-                    if end is not None and (high is None or end > high):
-                        high = end
+        except StopIteration:  # a `stream` generator returned: the rest goes unread
+            pass
         for hook in devices:
             hook(low, high)
         for consumer in self.consumers:

@@ -73,17 +73,19 @@ def percent(change: int, base: int) -> str:
 def to_markdown(diff: dict, top: int = DEFAULT_TOP) -> bytes:
     """The headline (the change, then each body: profile, run, block, steps, cycles),
     the facts that differ, the stages by kinds, the `top` largest step entries with
-    what changed in words, and the counts with the sum they add up to."""
+    what changed in words, and the counts with the sum they add up to. A body's cycles
+    are all cycles (every step row's, docs/glossary.md): the headline and the stages'
+    heading say so."""
     base, candidate, change = diff["base"], diff["candidate"], diff["change"]
     lines = [
-        "# extract diff: {} -> {} cycles, {} ({})".format(
+        "# extract diff: {} -> {} all cycles, {} ({})".format(
             base["cycles"], candidate["cycles"], signed(change), percent(change, base["cycles"])
         ),
         "",
     ]
     for name, side in (("base", base), ("candidate", candidate)):
         lines.append(
-            "- {}: {}, run {}, block {} ({} steps, from {} to {}): {} cycles".format(
+            "- {}: {}, run {}, block {} ({} steps, from {} to {}): {} all cycles".format(
                 name,
                 markdown_code(side["profile"]),
                 side["run"],
@@ -98,7 +100,7 @@ def to_markdown(diff: dict, top: int = DEFAULT_TOP) -> bytes:
         )
     if diff["differences"]:
         lines += ["", "The profiles differ: {}.".format("; ".join(_facts(diff["differences"])))]
-    lines += ["", "## Where the time went: stages by kinds", ""] + _stage_table(diff)
+    lines += ["", "## Where the time went: all cycles, stages by kinds", ""] + _stage_table(diff)
     lines += ["", _steps_heading(diff, top), ""] + _steps_table(diff["steps"][:top])
     lines += ["", _last_line(diff)]
     return ("\n".join(lines) + "\n").encode("utf-8")

@@ -39,7 +39,7 @@ class HeatMap(NamedTuple):
     path: str
     columns: List[str]  # the stages that have cycles in some block, then "total"
     rows: List[HeatRow]
-    slowest: Optional[str]  # "run 1, block 11: 123,456 cycles"
+    slowest: Optional[str]  # "run 1, block 11: 123,456 kernel cycles"
     bodies: int  # how many blocks the file has
     first_shown: int  # the rows show the first this many (MAX_HEAT_ROWS), and the slowest
     stages_not_shown: int = 0  # stages with cycles beyond MAX_HEAT_COLUMNS: no column
@@ -103,7 +103,7 @@ def build_heat_map(label: str, blocks: HeatMapBlocks, run_order: Sequence[str] =
     slowest = None
     if slowest_index is not None:
         body = blocks.bodies[slowest_index]
-        slowest = "run {}, block {}: {} cycles".format(
+        slowest = "run {}, block {}: {} kernel cycles".format(
             body.run, body.block, number_text(body.total)
         )
     return HeatMap(

@@ -51,6 +51,16 @@ class Column(NamedTuple):
     heading: str
     lower_is_better: bool  # False: a change is only "changed" (QKV executions)
 
+    @property
+    def tooltip(self) -> str:
+        """The heading's title: the metric's name, and for cycles which they are
+        (docs/glossary.md): `stage:PV (kernel cycles)`, `device_span:1 (span, in cycles)`."""
+        if self.metric.startswith(STAGE) or self.metric == STAGES_TOTAL:
+            return self.metric + " (kernel cycles)"
+        if self.metric.startswith(DEVICE_SPAN):
+            return self.metric + " (span, in cycles)"
+        return self.metric
+
 
 class Change(NamedTuple):
     verdict: str  # "worse", "better", "same", "changed"

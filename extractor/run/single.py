@@ -64,7 +64,12 @@ def bounded(
 
     if not (timeout and separate and hasattr(os, "fork")):
         raise_on_stop_signals()
-        with time_limit(timeout, profiles, outputs):
+
+        def stuck(line: str) -> None:  # deadline's watchdog: a read no signal reaches
+            say("error", line)
+            _leave(1)
+
+        with time_limit(timeout, profiles, outputs, on_stuck=stuck):
             yield
         return
     from ..deadline import profiles_label, reporting, timed_out_problem

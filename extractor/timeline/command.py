@@ -3,7 +3,7 @@
 import os
 import stat
 from pathlib import Path
-from typing import IO, Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import IO, Callable, List, Optional, Sequence, Tuple
 
 from .. import __version__
 from ..clock import check_clock_option, clock_from_report
@@ -11,7 +11,7 @@ from ..core.profile import Profile
 from ..core.pvafacts import PvaFacts, PvaModule, import_pva
 from ..core.rules import StageRules
 from ..core.steps import BadValue, StepNames
-from ..core.walk import compile_only_warning, read_rows
+from ..core.walk import compile_only_warning, walk
 from ..deadline import reading
 from ..errors import ProfileError, UsageError, shown_path
 from ..output import atomic_file
@@ -137,7 +137,7 @@ def _one_profile(
         raise ProfileError(path, str(exc)) from exc
     warnings = list(window.warnings)
     warnings += [open_ended_warning(rules, inference) for inference in events.open_ended]
-    if events.rows == 0 and shift is None:
+    if events.step_events == 0 and shift is None:
         warnings.append(compile_only_warning())
     if not quiet:
         for warning in warnings:
@@ -158,31 +158,25 @@ def _profile_events(
     facts: Optional[PvaFacts],
     clock_mhz: Optional[float],
 ) -> ProfileEvents:
-    """One pass over the step rows, writing as it goes; made again from the file's mark
-    should walk.read_rows read the rows a second time (rows stored out of order)."""
+    """The events of `profile`, written as the walk over its step rows goes (written
+    again from the file's mark should the walk read the rows a second time: rows stored
+    out of order)."""
     mark = out.mark() if _regular(out.handle) else None
     per_us = clock_mhz if clock_mhz is not None else NO_CLOCK_CYCLES_PER_US
-    attempts: List[int] = []
-
-    def attempt(batches: Iterable[list]) -> ProfileEvents:
-        if attempts and mark is not None:
-            out.rewind(mark)  # the rows read again: their events written again
-        attempts.append(1)
-        events = ProfileEvents(
-            out,
-            pid,
-            window,
-            shift or 0,
-            per_us,
-            rules,
-            StepNames(sql_names[0], sql_names[1], rules),
-            facts,
-            shown_path(profile.path),
-        )
-        events.run(batches)
-        return events
-
-    return read_rows(profile, attempt, sorted_only=mark is None)
+    events = ProfileEvents(
+        out,
+        mark,
+        pid,
+        window,
+        shift or 0,
+        per_us,
+        rules,
+        StepNames(sql_names[0], sql_names[1], rules),
+        facts,
+        shown_path(profile.path),
+    )
+    walk(profile, rules, [events.bodies, events], sql_names=sql_names)
+    return events
 
 
 def _regular(handle: IO[bytes]) -> bool:

@@ -1,4 +1,5 @@
-"""The events of one profile, written as its step rows are read.
+"""The events of one profile, written as the walk over its step rows goes (a consumer
+of core/walk.py, taking the rows as a stream).
 
 Each step row of the window is one complete event ("ph": "X") on a track of its IPU (the
 row's number within its step), written at once: nothing is kept of the rows but, per
@@ -7,7 +8,7 @@ minimum and a maximum each). Those are written when they close (slices.py); the 
 events (process and track names, their order) after the pass, when every track is known.
 """
 
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Generator, List, Optional, Tuple
 
 from ..core.blocks import BlockBodies, Body
 from ..core.pvafacts import StepFacts
@@ -19,13 +20,11 @@ from ..core.steps import (
     BadValue,
     SqlValue,
     StepNames,
-    sum64,
 )
-from ..core.walk import bad_cycles, is_plain_kernel
+from ..core.walk import Consumer, EndOfRows, is_plain_kernel
 from .slices import Closed, ProfileSlices
 from .times import FRACTIONS, dur_text, fitted, ns_text
 from .tracks import (
-    HELD,
     MAX_IPUS,
     STEP_CHUNK,
     STEP_PIECE,
@@ -48,7 +47,10 @@ _NO_TRACK: List[Any] = [0, float("inf"), 0.0, ""]
 _NO_STEP = object()  # a step id no row has
 
 #: What the rows of one (program, compute set, kind) share (ProfileEvents._describe).
-Described = Tuple[str, str, bool, int, Any, bool]
+Described = Tuple[str, str, bool, Any, bool]
+#: Where the trace file was before a profile's events (EventFile.mark), to write them
+#: again should the walk read the rows a second time; None: they cannot be.
+Mark = Optional[Tuple[int, bool]]
 
 
 class _Shown:
@@ -68,12 +70,19 @@ class _Shown:
         return Inference(self.number, self.first, self.last)
 
 
-class ProfileEvents(ProfileSlices):
-    """The events of profile `pid`, from one pass over its step rows (`run`)."""
+class ProfileEvents(ProfileSlices, Consumer):
+    """The events of profile `pid`: a consumer of the walk over its step rows
+    (core/walk.py), after `bodies`, the blocks it shows (one more consumer of the same
+    walk: `walk(profile, rules, [events.bodies, events])`). `mark`: where its events
+    begin in the file, to rewind to should the walk be made again (None: it cannot be,
+    and the rows are read sorted from the start)."""
+
+    times = True
 
     def __init__(
         self,
         out: EventFile,
+        mark: Mark,
         pid: int,
         window: Window,
         shift: int,
@@ -87,33 +96,61 @@ class ProfileEvents(ProfileSlices):
         self.window = window
         self.names = names
         self.facts = facts
+        self._mark = mark
+        self.restartable = mark is not None
+        self._begun = False
         self._closed_bodies: List[Body] = []  # closed by the row just read
-        self._bodies = BlockBodies(
+        self.bodies = BlockBodies(
             rules, label, writer=Closed(self._closed_bodies.append), statistics=False
         )
+        #: compute set -> program -> kind -> what its rows share (no key tuple made)
+        self._cache: Dict[SqlValue, Dict[SqlValue, Dict[SqlValue, Described]]] = {}
+        self._start()
+
+    def _start(self) -> None:
         self._active: List[_Shown] = []
         self._inputs = 0  # distinct input-delivered steps so far: inferences begun
         self._range_at = 0
         #: The inferences shown that run to the end of the trace (to warn of).
         self.open_ended: List[Inference] = []
-        self._cache: Dict[Tuple[SqlValue, SqlValue, SqlValue], Described] = {}
-        self.rows = 0
+        self.step_events = 0  # the step rows shown, one event each
+        self._stream: Optional[Generator[None, Any, None]] = None
+
+    def begin(self) -> None:
+        """The walk begins, or begins again: the events written so far taken back."""
+        if self._begun and self._mark is not None:
+            self.out.rewind(self._mark)
+            self.clear()
+            self._start()
+        self._begun = True
+
+    def end(self) -> None:
+        """The end of the rows: the events still open written (unless the stream has
+        ended already, past the window)."""
+        if self._stream is not None:
+            try:
+                self._stream.throw(EndOfRows())
+            except StopIteration:
+                pass
+
+    def stream(self) -> Generator[None, Any, None]:
+        self._stream = self._events()
+        return self._stream
 
     # ---- the pass ------------------------------------------------------------------
 
-    def run(self, batches: Iterable[list]) -> None:
-        """One pass over the rows (walk.read_rows' batches, in step order).
+    def _events(self) -> Generator[None, Any, None]:
+        """The walk's rows, sent one at a time, as events.
 
         The loop is written flat, on local variables: it runs once per step row, a
-        million times on a long trace. The spans of the inferences and of the open
+        million times on a long trace (a generator, so that they stay locals: no call
+        per row, see walk.Consumer.stream). The spans of the inferences and of the open
         block are widened on locals (a "segment" since the last boundary) and folded
         into the open slices only where something begins or ends: a step at or after
         `next_event` (an inference ends, a window range begins or ends), the first row
         of an input-delivered step (an inference begins), or a row that opens or closes
-        a block. A kernel row that neither opens nor closes a block (most notable rows)
-        adds its cycles to the open block here, as the walk does (core/walk.py): this
-        loop is the walk's one specialised copy, kept for speed (CONTRIBUTING, "Add a
-        consumer"); the other notable rows go to BlockBodies.boundary.
+        a block (the walk has handed it to `bodies` before it comes here, and added each
+        plain kernel to the open block).
 
         Events are f-strings: one BUILD_STRING, no format to parse. Step events go to
         `parts`, handed to the file every STEP_PIECE rows and written every STEP_CHUNK;
@@ -123,16 +160,13 @@ class ProfileEvents(ProfileSlices):
         is: Profile has checked that steps.id holds whole numbers only (or is the
         rowid)."""
         ranges = self.window.ranges
-        self._active = []
-        self._inputs = 0
-        self._range_at = 0
         in_window = ranges is None
         past = False
         next_event = self._next_event(ranges)
         current: SqlValue = _NO_STEP
         ipu = 0
         cache = self._cache
-        bodies = self._bodies
+        bodies = self.bodies
         closed = self._closed_bodies
         ipus = self.ipus
         shift = self.shift
@@ -144,14 +178,7 @@ class ProfileEvents(ProfileSlices):
         # each IPU's first track (one that fits no row for an IPU with none yet)
         firsts = [tracks.tracks[0] if tracks.tracks else _NO_TRACK for tracks in ipus]
         ipu_count = len(ipus)
-        stage_texts = self._stage_texts
-        stage_lead = self.slice_lead
-        stage_tracks = self.stages.tracks
-        stage_place = self.stages.place
         out = self.out
-        held = out.pending  # EventFile.add_led, inline
-        hold = held.append
-        held_limit = HELD
         parts: List[str] = []  # step events, made into bytes every STEP_PIECE rows
         add = parts.append
         encode = out.encode_steps
@@ -161,19 +188,17 @@ class ProfileEvents(ProfileSlices):
         inf_low, inf_high = high_mark, low_mark  # the window's rows since the last boundary
         dev_low, dev_high = high_mark, low_mark  # its device rows
         body_low, body_high = high_mark, low_mark  # the open block's rows in the window
-        body_cycles: Optional[List[int]] = bodies.cycles  # the open block's, per stage
-        body_rows = bodies.rows
         in_body = False
         device = False
         head = ""
-        notable = False
-        plain = -1
+        boundary = False
         classes: Any = None
         stage: Optional[str] = None
         row_stage = ""
         stage_low = stage_high = stage_from = stage_cycles = 0  # stage_from: `rows` at its start
-        for batch in batches:
-            for step, kind, cycles, program, compute_set, tiles, start, end in batch:
+        try:
+            while True:
+                step, kind, cycles, program, compute_set, tiles, start, end = yield
                 if step != current:
                     current, ipu = step, 0
                     if step >= next_event:
@@ -189,57 +214,46 @@ class ProfileEvents(ProfileSlices):
                             )
                             stage = None
                     try:
-                        head, row_stage, notable, plain, classes, device = cache[
-                            program, compute_set, kind
+                        head, row_stage, boundary, classes, device = cache[compute_set][program][
+                            kind
                         ]
                     except KeyError:
-                        known = cache[program, compute_set, kind] = self._describe(
-                            program, compute_set, kind
-                        )
-                        head, row_stage, notable, plain, classes, device = known
+                        known = self._describe(program, compute_set, kind)
+                        cache.setdefault(compute_set, {}).setdefault(program, {})[kind] = known
+                        head, row_stage, boundary, classes, device = known
                 else:
                     ipu += 1
-                if notable:
-                    if plain >= 0:  # the walk's plain kernel, inline
-                        if body_cycles is not None:
-                            if cycles.__class__ is int:
-                                body_cycles[plain] += cycles
-                            elif cycles is not None:
-                                bad_cycles(step, cycles)
-                            body_rows[plain] += 1
-                    else:
-                        bodies.boundary(step, kind, cycles, classes)
-                        if closed:
-                            for body in closed:
-                                self._body_slice(body, body_low, body_high)
-                            del closed[:]
-                            body_low, body_high = high_mark, low_mark
-                            in_body = False
-                        body_cycles, body_rows = bodies.cycles, bodies.rows
-                        if not in_body and body_cycles is not None:
-                            in_body = True
-                            body_low, body_high = high_mark, low_mark
-                        if ipu == 0:  # the first row of its step: what the step is
-                            if kind == INPUT_DELIVERED_KIND and classes.input_delivered:
-                                # an inference begins: the rows before are not its
-                                self._fold(inf_low, inf_high, dev_low, dev_high)
-                                inf_low, inf_high = high_mark, low_mark
-                                dev_low, dev_high = high_mark, low_mark
-                                self._input(step)
-                            elif kind == OUTPUT_BEGINS_KIND and classes.output_begins:
-                                if self._output(step):
-                                    next_event = self._next_event(ranges)
+                if boundary:  # bodies has seen it: has a block closed, or opened?
+                    if closed:
+                        for body in closed:
+                            self._body_slice(body, body_low, body_high)
+                        del closed[:]
+                        body_low, body_high = high_mark, low_mark
+                        in_body = False
+                    if not in_body and bodies.cycles is not None:
+                        in_body = True
+                        body_low, body_high = high_mark, low_mark
+                    if ipu == 0:  # the first row of its step: what the step is
+                        if kind == INPUT_DELIVERED_KIND and classes.input_delivered:
+                            # an inference begins: the rows before are not its
+                            self._fold(inf_low, inf_high, dev_low, dev_high)
+                            inf_low, inf_high = high_mark, low_mark
+                            dev_low, dev_high = high_mark, low_mark
+                            self._input(step)
+                        elif kind == OUTPUT_BEGINS_KIND and classes.output_begins:
+                            if self._output(step):
+                                next_event = self._next_event(ranges)
                 if not in_window:
                     if past and not in_body:
                         if parts:
                             encode(parts)
                         out.write_steps()
-                        self.rows = rows
+                        self.step_events = rows
                         self._fold(inf_low, inf_high, dev_low, dev_high)
                         # nothing more to show, no block open: the rows after go unread
-                        return self._finish(
-                            stage, stage_low, stage_high, rows - stage_from, stage_cycles
-                        )
+                        self._finish(stage, stage_low, stage_high, rows - stage_from, stage_cycles)
+                        self._stream = None
+                        return
                     continue
                 if start.__class__ is not int or end.__class__ is not int or end < start:
                     whole(start, step, "its start")
@@ -282,35 +296,9 @@ class ProfileEvents(ProfileSlices):
                         body_high = end
                 if row_stage != stage:
                     if stage is not None:
-                        # _stage_slice, inline: a stage may close every few rows
-                        mid, post = stage_texts.get(stage) or self._stage_texts_of(stage)
-                        if clocked:
-                            low = ((stage_low - shift) * to_ns + half) // halves
-                            high = ((stage_high - shift) * to_ns + half) // halves
-                        else:
-                            low = stage_low - shift
-                            high = stage_high - shift
-                        on = stage_tracks[0] if stage_tracks else _NO_TRACK
-                        if on[1] <= low:
-                            on[1] = high
-                        else:
-                            on = stage_place(low, high)
-                        span = high - low
-                        t = low / 1000
-                        e = high / 1000
-                        d = span / 1000
-                        first = on[2]
-                        if t + d == e and (not first or (t - first) + d == e - first):
-                            dur = f"{span // 1000}{fractions[span % 1000]}"
-                        else:
-                            dur = repr(fitted(t, e, first))
-                        hold(
-                            f"{stage_lead}{on[0]}{mid}{low // 1000}{fractions[low % 1000]}, "
-                            f'"dur": {dur}{post}{rows - stage_from}, '
-                            f'"cycles": {sum64(stage_cycles)}}}}}'
+                        self._stage_slice(
+                            stage, stage_low, stage_high, rows - stage_from, stage_cycles
                         )
-                        if len(held) >= held_limit:
-                            out.flush()
                     stage, stage_low, stage_high, stage_from, stage_cycles = (
                         row_stage,
                         start,
@@ -356,12 +344,14 @@ class ProfileEvents(ProfileSlices):
                     if rows >= write_at:
                         write_at = rows + STEP_CHUNK
                         out.write_steps()
+        except EndOfRows:  # bodies has ended: a block still open has closed
+            pass
+        self._stream = None
         if parts:
             encode(parts)
         out.write_steps()
-        self.rows = rows
+        self.step_events = rows
         self._fold(inf_low, inf_high, dev_low, dev_high)
-        self._bodies.finish()
         for body in closed:
             self._body_slice(body, body_low, body_high)
         del closed[:]
@@ -477,10 +467,9 @@ class ProfileEvents(ProfileSlices):
 
     def _describe(self, program: SqlValue, compute_set: SqlValue, kind: SqlValue) -> Described:
         """What every row of a (program, compute set, kind) shares: its event's text
-        from "name" to "step": , its stage, whether blocks must see it (notable) and its
-        stage's index in the open block when the row is a plain kernel (the walk adds
-        such a row's cycles there itself; else -1), its NameClass, whether it is a
-        device row."""
+        from "name" to "step": , its stage, whether it may open or close a block or an
+        inference (the walk's boundary rows: notable, no plain kernel), its NameClass,
+        whether it is a device row."""
         named = self.names[program, compute_set]
         classes = named.classes
         stage = classes.stage
@@ -494,6 +483,5 @@ class ProfileEvents(ProfileSlices):
         head = '"name":{},"cat":{},"args":{{"kind":{},"stage":{}{},"step":'.format(
             text(named.name or UNNAMED_STEP), kind_text, kind_text, text(stage), extra
         )
-        notable = classes.kernel or classes.input_delivered or classes.output_begins
-        plain = self._bodies.stage_index(classes) if is_plain_kernel(classes) else -1
-        return head, stage, notable, plain, classes, kind in DEVICE_KINDS
+        boundary = named.notable and not is_plain_kernel(classes)
+        return head, stage, boundary, classes, kind in DEVICE_KINDS

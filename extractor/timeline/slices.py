@@ -11,9 +11,10 @@ from typing import Any, Callable, Dict, List, Tuple
 
 from ..core.blocks import Body
 from ..core.steps import sum64
-from .times import dur_text, ns_of, ns_scale, ns_text, times_text
+from .times import FRACTIONS, dur_text, ns_of, ns_scale, times_text
 from .tracks import (
     BLOCKS_KIND,
+    HELD,
     INFERENCES_KIND,
     STAGES_KIND,
     EventFile,
@@ -35,13 +36,17 @@ class ProfileSlices:
         self.shift = shift
         self.per_us = cycles_per_us
         self.scale = ns_scale(cycles_per_us)
-        self.ipus: List[TrackSet] = []
-        self.stages = TrackSet("stages", STAGES_KIND, pid)
-        self.blocks = TrackSet("blocks", BLOCKS_KIND, pid)
-        self.inferences = TrackSet("inferences", INFERENCES_KIND, pid)
         self._stage_texts: Dict[str, Tuple[str, str]] = {}
         #: A stage's or block's event up to its tid (led by ",\n", EventFile.add_led).
         self.slice_lead = ',\n{{"ph": "X", "pid": {}, "tid": '.format(pid)
+        self.clear()
+
+    def clear(self) -> None:
+        """No tracks yet (the events written again from the start)."""
+        self.ipus: List[TrackSet] = []
+        self.stages = TrackSet("stages", STAGES_KIND, self.pid)
+        self.blocks = TrackSet("blocks", BLOCKS_KIND, self.pid)
+        self.inferences = TrackSet("inferences", INFERENCES_KIND, self.pid)
 
     def ns(self, cycles: int) -> int:
         """A time in cycles (before the shift) in whole nanoseconds after it."""
@@ -64,21 +69,31 @@ class ProfileSlices:
     # ---- stages, blocks, inferences ------------------------------------------------
 
     def _stage_slice(self, stage: str, low: int, high: int, rows: int, cycles: int) -> None:
-        sum64(cycles)
+        """The slice of a stage's rows, from `low` to `high` cycles: one every few rows
+        (a stage closes wherever the next row's stage differs), so its times are made
+        here (ns_of), its track's first test too (TrackSet.place's), and its text is one
+        f-string, held as EventFile.add_led holds it."""
         mid, post = self._stage_texts.get(stage) or self._stage_texts_of(stage)
-        track, start, end = self._placed(self.stages, low, high)
-        self.out.add_led(
-            '{}{}{}{}, "dur": {}{}{}, "cycles": {}}}}}'.format(
-                self.slice_lead,
-                track[0],
-                mid,
-                ns_text(start),
-                dur_text(start, end, track[2]),
-                post,
-                rows,
-                cycles,
-            )
+        scale = self.scale
+        if scale is None:
+            start, end = low - self.shift, high - self.shift
+        else:
+            to_ns, halves = scale
+            start = ((low - self.shift) * to_ns + halves // 2) // halves
+            end = ((high - self.shift) * to_ns + halves // 2) // halves
+        tracks = self.stages.tracks
+        if tracks and tracks[0][1] <= start:
+            track = tracks[0]
+            track[1] = end
+        else:
+            track = self.stages.place(start, end)
+        held = self.out.pending
+        held.append(
+            f"{self.slice_lead}{track[0]}{mid}{start // 1000}{FRACTIONS[start % 1000]}, "
+            f'"dur": {dur_text(start, end, track[2])}{post}{rows}, "cycles": {sum64(cycles)}}}}}'
         )
+        if len(held) >= HELD:
+            self.out.flush()
 
     def _stage_texts_of(self, stage: str) -> Tuple[str, str]:
         """The text of a slice of `stage` between its tid and its ts, and between its

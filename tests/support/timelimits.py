@@ -9,6 +9,10 @@ CLI in a subprocess:
   so that time runs out inside SQLite (the file $EXTRACT_TEST_SQL_STARTED, when set, is
   made as the first one starts);
 - the writing of the output: support.held holds the run at its output's rename;
+- a read stuck in the kernel (a network file system that stopped answering): STUCK_READ,
+  sitecustomize code that, at extract's first SELECT, blocks SIGALRM in the main thread
+  and sleeps there: neither the alarm's handler nor SQLite's progress handler runs (the
+  file $EXTRACT_TEST_STUCK is made as it starts; unset, nothing is stuck);
 
 and FORKS, sitecustomize code that logs every fork of the run (the audit event
 os.fork) to the file $EXTRACT_TEST_FORKS; `compiled_pva`, the pva stand-in with its
@@ -86,6 +90,24 @@ def _slow_connect(*args, **kwargs):
     kwargs.setdefault("factory", _SlowConnection)
     return _connect(*args, **kwargs)
 sqlite3.connect = _slow_connect
+"""
+
+STUCK_READ = r"""
+import os, signal, sqlite3, time
+_connect = sqlite3.connect
+class _StuckConnection(sqlite3.Connection):
+    def execute(self, sql, *args):
+        if sql.lstrip().upper().startswith("SELECT") and os.environ.get("EXTRACT_TEST_STUCK"):
+            # as a read() stuck in the kernel: SIGALRM never reaches this thread's
+            # handler, and SQLite's progress handler is not called
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+            open(os.environ["EXTRACT_TEST_STUCK"], "a").close()
+            time.sleep(3600)
+        return super().execute(sql, *args)
+def _stuck_connect(*args, **kwargs):
+    kwargs.setdefault("factory", _StuckConnection)
+    return _connect(*args, **kwargs)
+sqlite3.connect = _stuck_connect
 """
 
 FORKS = r"""
