@@ -87,6 +87,13 @@ class ProfileAnalysis:
 
         return extract_blocks(self.path, self.rules, keep=True).bodies.result()
 
+    def memory(self, top: int = 5, bytes_per_tile: Optional[int] = None) -> dict:
+        """memory.json as a dict (`extract memory --format json`; docs/formats/memory.md):
+        the tiles' totals, categories, fullest tiles, limit, liveness and exchanges."""
+        from .memory.command import memory_of
+
+        return memory_of(self.path, self.rules, self.pva, top, bytes_per_tile).report
+
     def step_rows(self) -> List[Dict[str, object]]:
         """Every step row, in step order, as steps.csv (`extract PROFILE --csv`) holds it:
         a dict per row, keys STEP_FIELDS, the pva facts None without pva."""

@@ -36,11 +36,14 @@ CHECKS = [
     "compute_set_names",
     "code_bytes",
     "compute_sets_access",
+    "memory_by_tile_rows",
+    "memory_totals",
+    "vars_info_tiles",
     "steps_by_ipu_rows",
     "vars_info",
     "clock",
 ]
-PVA_CHECKS = CHECKS[1:10]
+PVA_CHECKS = CHECKS[1:13]
 FIXTURE_FOLDERS = {"vit-f8weight": golden_case_folder()}
 FIXTURE_FOLDERS.update({p.name: p for p in sorted(EDGE.iterdir()) if (p / "profile.pop").exists()})
 
@@ -78,6 +81,10 @@ def test_doctor_on_every_committed_fixture(name):
         # count, which extract reads as max and mean of what pva gives.
         expected["code_bytes"] = "warn"
         assert check(answer, "code_bytes")["data"]["other_length"] == [{"id": 30, "entries": 11776}]
+    if name == "no-aggregate-rows":
+        # By hand: its memory_by_tile has no row, its target 4 tiles.
+        expected["memory_by_tile_rows"] = "warn"
+        assert check(answer, "memory_by_tile_rows")["data"] == {"rows": 0, "target_tiles": 4}
     assert statuses(answer) == expected
     assert answer["ok"] is True
 
@@ -87,7 +94,7 @@ def test_text_output_says_each_check(tmp_path):
     assert result.code == 0, result
     text = result.stdout.decode("utf-8")
     lines = text.splitlines()
-    assert lines[0].endswith("profile.pop: 13 ok, 0 warn, 0 fail, 0 skipped")
+    assert lines[0].endswith("profile.pop: 16 ok, 0 warn, 0 fail, 0 skipped")
     for name in CHECKS:
         assert any(line.split()[:2] == ["ok", name] for line in lines[1:]), name
     assert "as it assumes" in lines[-1]
@@ -243,7 +250,7 @@ def test_without_pva_the_sql_checks_run_and_the_rest_are_skipped():
         "IPU count is unknown (pva is not available)"
         in check(answer, "steps_by_ipu_rows")["detail"]
     )
-    assert answer["counts"] == {"ok": 3, "warn": 1, "fail": 0, "skipped": 9}
+    assert answer["counts"] == {"ok": 3, "warn": 1, "fail": 0, "skipped": 12}
 
 
 @pytest.mark.parametrize(

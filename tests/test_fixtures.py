@@ -95,6 +95,7 @@ def _case_folders(root):
     folders = {
         "vit-f8weight": root / "vit-f8weight" / "poprt" / "profile_logs_f8weight" / "inference",
         "vit-f8weight-recompiled": root / "vit-f8weight-recompiled",
+        "tile-memory": root / "tile-memory",
     }
     folders.update({name: root / "edge" / name for name in EDGE_NAMES})
     return folders
@@ -113,7 +114,10 @@ def test_edge_case_list_is_complete():
     assert committed == sorted(EDGE_NAMES)
 
 
-@pytest.mark.parametrize("name", ["vit-f8weight", "vit-f8weight-recompiled", *EDGE_NAMES])
+GENERATED = ["vit-f8weight", "vit-f8weight-recompiled", "tile-memory", *EDGE_NAMES]
+
+
+@pytest.mark.parametrize("name", GENERATED)
 def test_committed_fixture_is_regenerated_identically(regenerated, name):
     committed, fresh = _case_folders(FIXTURES)[name], _case_folders(regenerated)[name]
     committed_db, fresh_db = _dump(committed / "profile.pop"), _dump(fresh / "profile.pop")
@@ -123,7 +127,7 @@ def test_committed_fixture_is_regenerated_identically(regenerated, name):
         assert committed_db[table][1] == fresh_db[table][1], table
     assert (committed / "pva-double.json").read_bytes() == (fresh / "pva-double.json").read_bytes()
     files = sorted(p.name for p in committed.iterdir())
-    if name == "vit-f8weight-recompiled":  # README.md by hand, no expected summary
+    if name in ("vit-f8weight-recompiled", "tile-memory"):  # README.md by hand, no summary
         assert files == ["README.md", "profile.pop", "pva-double.json"]
         assert sorted(p.name for p in fresh.iterdir()) == ["profile.pop", "pva-double.json"]
         return
@@ -136,7 +140,7 @@ def test_committed_fixture_is_regenerated_identically(regenerated, name):
     assert expected[0].read_bytes() == expected[1].read_bytes()
 
 
-@pytest.mark.parametrize("name", ["vit-f8weight", "vit-f8weight-recompiled", *EDGE_NAMES])
+@pytest.mark.parametrize("name", GENERATED)
 def test_fixture_is_small_and_carries_unknown_tables_and_columns(name):
     folder = _case_folders(FIXTURES)[name]
     assert sum(p.stat().st_size for p in folder.iterdir()) < 700 * 1024
@@ -470,6 +474,61 @@ def test_pva_double_serves_the_json():
     assert pva.access_counts[("vertices", compute_set["id"])] == 1
     pva.reset_access_counts()
     assert not pva.access_counts
+
+
+def test_pva_double_serves_the_memory_facts_as_given(tmp_path):
+    pva = _pva()
+    report = pva.openReport(str(FIXTURES / "tile-memory" / "profile.pop"))
+    target = report.compilation.target
+    assert (target.numTiles, target.numIPUs, target.tilesPerIpu, target.bytesPerTile) == (
+        64,
+        2,
+        32,
+        638976,
+    )
+    tiles = report.compilation.tiles
+    assert len(tiles) == 64
+    assert tiles[40].memory.total.includingGaps == 707628
+    assert tiles[40].memory.total.excludingGaps == 707628 - (40 * 131) % 257
+    assert tiles[62].memory.alwaysLiveBytes == 0
+    steps = report.compilation.livenessProgramSteps
+    assert [step.notAlwaysLiveMemory.bytes for step in steps] == [
+        120000,
+        350000,
+        512000,
+        498000,
+        512000,
+        64000,
+    ]
+    # A part the JSON leaves out is no attribute (tilesPerIpu is never derived), and
+    # without "tiles" or "livenessProgramSteps" both lists are empty.
+    (tmp_path / "profile.pop").write_bytes(b"")
+    (tmp_path / "pva-double.json").write_text(
+        '{"programs": [], "computeSets": [], "target": {"numTiles": 8, "numIPUs": 2}}'
+    )
+    bare_report = pva.openReport(str(tmp_path / "profile.pop"))
+    bare = bare_report.compilation
+    assert bare.target.numTiles == 8 and not hasattr(bare.target, "tilesPerIpu")
+    assert not hasattr(bare.target, "bytesPerTile")
+    assert bare.tiles == [] and bare.livenessProgramSteps == []
+
+
+def test_tile_memory_fixture_holds_what_its_readme_says():
+    connection = _connect(FIXTURES / "tile-memory" / "profile.pop")
+    try:
+        totals = [
+            row[0] for row in connection.execute("SELECT total FROM memory_by_tile ORDER BY rowid")
+        ]
+        tiles_with_rows = {
+            row[0] for row in connection.execute("SELECT DISTINCT tile FROM vars_info")
+        }
+    finally:
+        connection.close()
+    assert len(totals) == 64
+    over = sorted((total, tile) for tile, total in enumerate(totals) if total > 638976)
+    assert over == [(658365, 5), (661603, 17), (707628, 40)]
+    assert totals[50] == 638976 and totals[62] == 1024
+    assert tiles_with_rows == set(range(64)) - {62}
 
 
 def test_pva_double_sparse_compute_sets_and_empty_code_bytes():

@@ -132,6 +132,15 @@ def _blocks(call: Call, work: Path, cli: Path) -> Set[Path]:
     return set()
 
 
+def _memory(call: Call, work: Path, cli: Path) -> Set[Path]:
+    a, options = call.analysis, ["--top", str(call.arguments["top"])]
+    if call.arguments["bytes_per_tile"] is not None:
+        options += ["--bytes-per-tile", str(call.arguments["bytes_per_tile"])]
+    result = _extract(work, a, "memory", a.path, "--format", "json", *options, *_options(a))
+    assert json_bytes(call.result) == result.stdout
+    return set()
+
+
 def _diff(call: Call, work: Path, cli: Path) -> Set[Path]:
     a, candidate = call.analysis, call.arguments["candidate"]
     candidate = getattr(candidate, "path", candidate)
@@ -176,6 +185,7 @@ CHECKS = {
     "diff": _diff,
     "extraction": _summary,
     "inspect": _inspect,
+    "memory": _memory,
     "stages": _stages,
     "step_rows": _step_rows,
     "summary": _summary,

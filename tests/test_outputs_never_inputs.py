@@ -33,6 +33,8 @@ CASES = {
     ("run", "rules_file", "--blocks"): "PROFILE -o s.json --blocks --rules BLOCKS",
     ("blocks", "profile", "-o"): "blocks PROFILE -o PROFILE",
     ("blocks", "rules_file", "-o"): "blocks PROFILE -o RULES --rules RULES",
+    ("memory", "profile", "-o"): "memory PROFILE -o PROFILE",
+    ("memory", "rules_file", "-o"): "memory PROFILE -o RULES --rules RULES",
     ("trace", "profiles", "-o"): "trace PROFILE -o PROFILE",
     ("trace", "rules_file", "-o"): "trace PROFILE -o RULES --rules RULES",
     ("diff", "base", "--output"): "diff PROFILE OTHER -o PROFILE",

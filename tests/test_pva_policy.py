@@ -2,7 +2,7 @@
 a host without pva (`run_extract(pva=False)`: the stand-in is not on the path).
 
 - A command whose output holds pva facts (`run`, one profile or a batch; `diff`;
-  `trace`) fails without pva unless given `--no-pva`: exit 1, before anything is written,
+  `trace`; `memory`) fails without pva unless given `--no-pva`: exit 1, before anything is written,
   one line naming the flag it takes. It never guesses, nor warns and goes on.
 - A command that examines a profile (`inspect`, `doctor`) reports pva's absence as a
   finding; doctor's verdict says what `extract PROFILE` does on this host.
@@ -48,6 +48,7 @@ NEEDS_PVA = {
     "batch": ["in", "-o", "out"],
     "diff": ["diff", "p.pop", "p.pop", "-o", "d.md"],
     "trace": ["trace", "p.pop", "-o", "t.json"],
+    "memory": ["memory", "p.pop", "-o", "m.md"],
 }
 EXAMINES = ["inspect", "doctor"]  # report pva as a finding
 SQL_ONLY = ["blocks", "stages"]
@@ -153,6 +154,13 @@ LIBRARY_CALLS = {
         "from extractor import load_rules; from extractor.diff.command import run_diff; "
         "run_diff(P, P, 'd.md', load_rules(), print{})"
     ),
+    "run_memory": (
+        "from extractor import load_rules; from extractor.memory.command import run_memory; "
+        "run_memory(P, 'm.md', 'markdown', load_rules(), print{})"
+    ),
+    "ProfileAnalysis.memory": (
+        "from extractor import ProfileAnalysis; ProfileAnalysis(P{}).memory()"
+    ),
     "run_trace": (
         "from extractor import load_rules; from extractor.timeline.command import run_trace; "
         "run_trace([P], 't.json', load_rules(), print{})"
@@ -188,12 +196,12 @@ def test_from_python_the_error_names_the_librarys_parameter(folder, call):
 
 
 def test_the_policy_page_is_linked_from_every_page_of_a_command_that_asks_pva():
-    for command in ["run", "diff", "trace", "inspect", "doctor"]:
+    for command in ["run", "diff", "trace", "memory", "inspect", "doctor"]:
         page = (REPO / "docs" / "commands" / "{}.md".format(command)).read_text("utf-8")
         assert "](../pva.md" in page, command
 
 
-@pytest.mark.parametrize("name", ["run", "batch", "diff", "trace"])
+@pytest.mark.parametrize("name", ["run", "batch", "diff", "trace", "memory"])
 def test_a_pva_that_is_found_but_cannot_load_fails_the_same_way(folder, tmp_path, name):
     # A pva built for another Python: on the path, but its import fails. A batch fails
     # once, before any worker, with the line a single profile gives.

@@ -16,6 +16,7 @@ from extractor.render import (
     BLOCKS_FORMATS,
     COMPARE_FORMATS,
     DIFF_FORMATS,
+    MEMORY_FORMATS,
     TABLE_FORMATS,
     Renderer,
     StreamRenderer,
@@ -31,6 +32,7 @@ REGISTRIES = {
     "diff": DIFF_FORMATS,
     "table": TABLE_FORMATS,
     "blocks": BLOCKS_FORMATS,
+    "memory": MEMORY_FORMATS,
 }
 # Each command's formats, written out: a format added or dropped is seen here on purpose.
 NAMES = {
@@ -38,6 +40,7 @@ NAMES = {
     "diff": ["markdown", "json", "csv"],
     "table": ["csv", "jsonl"],
     "blocks": ["json", "csv", "markdown"],
+    "memory": ["markdown", "json", "csv"],
 }
 EACH = [(command, name) for command, names in NAMES.items() for name in names]
 
@@ -49,6 +52,7 @@ def test_each_command_has_its_formats_in_order():
         "diff": "markdown",
         "table": "csv",
         "blocks": "json",
+        "memory": "markdown",
     }
 
 

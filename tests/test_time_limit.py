@@ -34,8 +34,10 @@ from support.timelimits import (
     TIMEOUT_COMMANDS,
     command_words,
     compiled_pva,
+    evil_exchange_profile,
     evil_profile,
     evil_rules,
+    evil_stage_rules,
     forks,
     hooked,
 )
@@ -56,10 +58,14 @@ def _digests(folder: Path) -> dict:
     }
 
 
-def _inputs(tmp_path: Path, stage: str):
+def _inputs(tmp_path: Path, stage: str, command: str = ""):
     """(profile, other, extra options): for the Python pass, the second profile has a
-    name that backtracks under the rules given."""
+    name that backtracks under the rules given (for extract memory, an exchange's name,
+    which its stage rules are searched in)."""
     profile = copy_case(EDGE / "multi-ipu", tmp_path / "in" / "a")
+    if stage == "python" and command == "memory":
+        other = evil_exchange_profile(tmp_path / "in" / "b", EDGE / "multi-ipu")
+        return profile, other, ["--rules", evil_stage_rules(tmp_path / "in")]
     if stage == "python":
         other = evil_profile(tmp_path / "in" / "b")
         return profile, other, ["--rules", evil_rules(tmp_path / "in")]
@@ -91,7 +97,7 @@ def _held(tmp_path: Path, args, hooks_folder: Path) -> subprocess.CompletedProce
 @pytest.mark.parametrize("stage", STAGES)
 @pytest.mark.parametrize("command", sorted(TIMEOUT_COMMANDS))
 def test_the_time_limit_ends_a_run_at_each_stage(tmp_path, command, stage):
-    profile, other, extra = _inputs(tmp_path, stage)
+    profile, other, extra = _inputs(tmp_path, stage, command)
     if "OTHER" not in TIMEOUT_COMMANDS[command] and stage == "python":
         profile = other  # the one profile is the one that hangs
     out = tmp_path / "out" / "new" / "sub" / "result.out"

@@ -69,6 +69,7 @@ class DefaultCommandGroup(TyperGroup):
         "compare",
         "diff",
         "blocks",
+        "memory",
         "table",
         "report",
         "trace",

@@ -173,6 +173,8 @@ class Profile(SQLiteFile):
                         raise ProfileError(
                             self.path, "table {!r} has no column {!r}".format(table, column)
                         )
+            if "steps" not in self._tables:  # a reader of other tables (extract memory)
+                return
             self._steps_by_ipu_has_rowid = self._has_rowid("steps_by_ipu")
             self._check_unique("programs", "id")
             self._check_unique("compute_sets", "compute_set")

@@ -56,6 +56,10 @@ PVA_CHECKS = tuple(
 )
 
 
+#: The checks of what extract memory assumes (memorychecks.py): run with pva's report.
+MEMORY_CHECKS = ("memory_by_tile_rows", "memory_totals", "vars_info_tiles")
+
+
 #: What extract does here without pva, in a check's `means` (docs/pva.md).
 WITHOUT_PVA = (
     "extract --no-pva PROFILE leaves attention_exchanges, max_exchange_code_bytes and vertices null"
@@ -123,6 +127,7 @@ def run_checks(path, pva=None) -> dict:
                 )
             )
             checks += _pva_checks(sql, side)
+            checks += _memory_checks(path, side)
     checks.append(_guarded("steps_by_ipu_rows", lambda: check_steps_by_ipu_rows(sql, side)))
     checks.append(_guarded("vars_info", lambda: check_vars_info(sql, side)))
     checks.append(_guarded("clock", lambda: check_clock(side)))
@@ -159,6 +164,7 @@ def _pva_checks(sql: SqlSide, side: PvaSide) -> List[DoctorCheck]:
                 error=reason,
             )
             for name in PVA_CHECKS[2:]
+            if name not in MEMORY_CHECKS  # they need no program: run all the same
         ]
     checks.append(_guarded("program_ids_unique", lambda: check_program_ids_unique(side)))
     checks.append(_guarded("program_counts", lambda: check_program_counts(sql, side)))
@@ -168,6 +174,23 @@ def _pva_checks(sql: SqlSide, side: PvaSide) -> List[DoctorCheck]:
     checks.append(_guarded("code_bytes", lambda: check_code_bytes(sql, side)))
     checks.append(_guarded("compute_sets_access", lambda: check_compute_sets_access(side)))
     return checks
+
+
+def _memory_checks(path, side: PvaSide) -> List[DoctorCheck]:
+    """The checks of what extract memory assumes (memorychecks.py, MEMORY_CHECKS)."""
+    from .memorychecks import (
+        check_memory_by_tile_rows,
+        check_memory_totals,
+        check_vars_info_tiles,
+        read_memory_sql,
+    )
+
+    memory = read_memory_sql(path)
+    return [
+        _guarded("memory_by_tile_rows", lambda: check_memory_by_tile_rows(memory, side)),
+        _guarded("memory_totals", lambda: check_memory_totals(memory, side)),
+        _guarded("vars_info_tiles", lambda: check_vars_info_tiles(memory, side)),
+    ]
 
 
 def _guarded(name: str, run) -> DoctorCheck:

@@ -19,6 +19,7 @@
 - spec_oracle: an independent, plain reading of the summary format, for the fuzz tests
   (with the default rules, DEFAULT_RULES and default_stage).
 - blocks_oracle: the same for blocks.json.
+- memory_oracle: the same for memory.json (oracle_memory).
 - diff_oracle: the same for `extract diff` (diff_oracle, diff_csv,
   check_accounting); diffcli: `extract diff` run and held against it (expect_diff);
   diffedits: random edits of a generated ProfileSpec (edit_spec).

@@ -18,9 +18,11 @@ and FORKS, sitecustomize code that logs every fork of the run (the audit event
 os.fork) to the file $EXTRACT_TEST_FORKS; `compiled_pva`, the pva stand-in with its
 openReport made something other than a Python function, as the SDK's C++ one is."""
 
+import json
 from pathlib import Path
 
 from support import badinput as bad
+from support.cases import copy_case
 from support.paths import PVA_DOUBLE, REPO
 
 # (a+)+$ on 64 a's and a '!' tries 2**64 ways before failing: it never ends by itself.
@@ -34,6 +36,32 @@ def evil_rules(folder: Path) -> Path:
     assert 'kernel = "/Convolve$"' in text
     path = folder / "evil_rules.toml"
     path.write_text(text.replace('kernel = "/Convolve$"', 'kernel = "(a+)+$|/Convolve$"'))
+    return path
+
+
+def evil_exchange_profile(folder: Path, source: Path, name: str = EVIL_NAME) -> Path:
+    """A copy of the case `source` whose first DoExchange program with code bytes pva
+    names `name` (extract memory gives each such program its stage: evil_stage_rules)."""
+    profile = copy_case(source, folder)
+    path = folder / "pva-double.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    program = next(
+        p for p in data["programs"] if p["type"] == "DoExchange" and p.get("codeBytesByTile")
+    )
+    program["name"] = name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return profile
+
+
+def evil_stage_rules(folder: Path) -> Path:
+    """The installed rules with a first stage rule that backtracks catastrophically on
+    EVIL_NAME (stage rules are searched in extract memory's exchange names)."""
+    text = (REPO / "stage_rules.toml").read_text()
+    first = text.index("[[rules]]")
+    path = folder / "evil_stage_rules.toml"
+    path.write_text(
+        text[:first] + '[[rules]]\npattern = "(a+)+$"\nlabel = "evil"\n\n' + text[first:]
+    )
     return path
 
 
@@ -142,6 +170,7 @@ TIMEOUT_COMMANDS = {
     "blocks": ["blocks", "PROFILE"],
     "trace": ["trace", "PROFILE", "OTHER"],
     "diff": ["diff", "PROFILE", "OTHER"],
+    "memory": ["memory", "PROFILE"],
 }
 
 

@@ -40,10 +40,17 @@ the stand-in is too:
 - An `OnTileExecute` program carries `computeset` (the ComputeSet object it executes)
   when its JSON entry gives the compute set's id as `"computeset"` (and the JSON has
   that compute set); other programs have no such attribute.
-- `"target": {"numTiles": T, "numIPUs": I, "clockFrequency": Hz}` (any of the three)
-  serves `compilation.target` with those attributes (a part left out is no attribute:
-  `clockFrequency` missing is a report that cannot say its clock); without it the
-  report has no `target`. `report.version` is the format version (stand-in: 1.0.0).
+- `"target": {"numTiles": T, "numIPUs": I, "tilesPerIpu": P, "bytesPerTile": B,
+  "clockFrequency": Hz}` (any of them) serves `compilation.target` with those attributes
+  (a part left out is no attribute: `clockFrequency` missing is a report that cannot say
+  its clock); without it the report has no `target`. `report.version` is the format
+  version (stand-in: 1.0.0).
+- `"tiles": [{"includingGaps": I, "excludingGaps": E, "alwaysLiveBytes": A}, ...]`
+  serves `compilation.tiles[i].memory.total.includingGaps`, `.total.excludingGaps` and
+  `.alwaysLiveBytes`, in tile order; without it `compilation.tiles` is an empty list.
+- `"livenessProgramSteps": [N, ...]` serves
+  `compilation.livenessProgramSteps[j].notAlwaysLiveMemory.bytes`; without it the list
+  is empty. Both lists are built anew on each access, as bound vectors are.
 - `"_test_numbers": "numpy-like"` serves program ids and `codeBytesByTile` entries as
   `NumpyLikeInt`: integral, comparable and hashable like an int, but not an `int` and not
   JSON-serialisable (as numpy's uint64 scalars are), so tests can prove every number pva
@@ -255,24 +262,66 @@ class Target:
     """The parts of `compilation.target` the JSON gives: a part it leaves out is no
     attribute (as a report that cannot say)."""
 
-    def __init__(self, tiles=None, ipus=None, clock=None):
-        if tiles is not None:
-            self.numTiles = tiles
-        if ipus is not None:
-            self.numIPUs = ipus
-        if tiles is not None and ipus is not None:
-            self.tilesPerIpu = tiles // ipus if ipus else 0
+    NUMBERS = ("numTiles", "numIPUs", "tilesPerIpu", "bytesPerTile")
+
+    def __init__(self, numbers, clock=None):
+        for name, value in numbers.items():
+            setattr(self, name, value)
         if clock is not None:
             self.clockFrequency = clock
 
 
+class _Parts:
+    """An object whose attributes are the given values (a part of a tile's memory)."""
+
+    def __init__(self, **values):
+        self.__dict__.update(values)
+
+
+class TileMemory:
+    """`compilation.tiles[i].memory`: `total.includingGaps`, `total.excludingGaps`,
+    `alwaysLiveBytes`."""
+
+    def __init__(self, including, excluding, always_live):
+        self.total = _Parts(includingGaps=including, excludingGaps=excluding)
+        self.alwaysLiveBytes = always_live
+
+
+class Tile:
+    def __init__(self, memory):
+        self.memory = memory
+
+
+class LivenessStep:
+    """`compilation.livenessProgramSteps[j]`: its `notAlwaysLiveMemory.bytes`."""
+
+    def __init__(self, not_always_live):
+        self.notAlwaysLiveMemory = _Parts(bytes=not_always_live)
+
+
 class Compilation:
-    def __init__(self, programs, compute_sets, owner, target=None):
+    def __init__(self, programs, compute_sets, owner, target=None, tiles=(), liveness=()):
         self._programs = tuple(programs)
         self._compute_sets = dict(compute_sets)
         self._owner = owner
+        self._tiles = tuple(tiles)
+        self._liveness = tuple(liveness)
         if target is not None:
             self.target = target
+
+    @property
+    def tiles(self):
+        """A new list on every access, as pybind11 returns a bound vector."""
+        self._owner.check("tiles")
+        access_counts[("tiles",)] += 1
+        return [Tile(memory) for memory in self._tiles]
+
+    @property
+    def livenessProgramSteps(self):
+        """A new list on every access, as pybind11 returns a bound vector."""
+        self._owner.check("livenessProgramSteps")
+        access_counts[("livenessProgramSteps",)] += 1
+        return [LivenessStep(value) for value in self._liveness]
 
     @property
     def programs(self):
@@ -362,10 +411,26 @@ def _load(path):
     target = data.get("target")
     if target is not None:
         target = Target(
-            *(int(target[key]) if key in target else None for key in ("numTiles", "numIPUs")),
+            {key: int(target[key]) for key in Target.NUMBERS if key in target},
             clock=float(target["clockFrequency"]) if "clockFrequency" in target else None,
         )
-    return Report(Compilation(programs, compute_sets, owner, target), owner)
+    tiles = [
+        TileMemory(
+            _whole(entry["includingGaps"]),
+            _whole(entry["excludingGaps"]),
+            _whole(entry["alwaysLiveBytes"]),
+        )
+        for entry in data.get("tiles", [])
+    ]
+    liveness = [_whole(value) for value in data.get("livenessProgramSteps", [])]
+    return Report(Compilation(programs, compute_sets, owner, target, tiles, liveness), owner)
+
+
+def _whole(value):
+    """A whole number of pva-double.json, else ValueError (a test double kept honest)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError("{!r} is not a whole number".format(value))
+    return value
 
 
 _SIGNATURES = (
