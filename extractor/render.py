@@ -1,5 +1,5 @@
 """Renderers: the one contract of every command that writes its result in several formats
-(`extract compare`, `diff`, `table`, `blocks`), and each command's registry of them.
+(`extract compare`, `diff`, `table`, `blocks`, `breakdown`), and each command's registry of them.
 
 A renderer is a class, one per format: its `name` (the `--format` value), the `suffix`
 and `media_type` of a file in its format, and `render(result)`, the whole output, in
@@ -124,5 +124,14 @@ BLOCKS_FORMATS = Registry(
         ("json", "extractor.core.blockformats:BlocksJson"),
         ("csv", "extractor.core.blockformats:BlocksCsv"),
         ("markdown", "extractor.core.blockformats:BlocksMarkdown"),
+    ],
+)
+BREAKDOWN_FORMATS = Registry(
+    "breakdown",
+    [
+        ("markdown", "extractor.breakdown.formats:BreakdownMarkdown"),
+        ("json", "extractor.breakdown.formats:BreakdownJson"),
+        ("csv", "extractor.breakdown.formats:BreakdownCsv"),
+        ("folded", "extractor.breakdown.formats:BreakdownFolded"),
     ],
 )
