@@ -8,7 +8,7 @@ percents. `top` (markdown's --top) is every renderer's option, used by markdown 
 
 import csv
 import io
-from typing import Any, Dict, List, Optional
+from typing import Any, List, Optional, Sequence
 
 from ..core.steptables import LINE_END
 from ..core.summary_json import summary_bytes
@@ -36,7 +36,7 @@ def _signed(number: int) -> str:
     return "{:+d}".format(number) if number else "0"
 
 
-def _row(cells: List[object]) -> str:
+def _row(cells: Sequence[object]) -> str:
     return "| " + " | ".join(str(cell) for cell in cells) + " |"
 
 
@@ -81,16 +81,16 @@ def _ipu_markdown(window: dict, ipu: dict, top: int) -> List[str]:
     for stage in ipu["stages"]:
         by_kind = [stage["kinds"].get(name, 0) for name in names]
         lines.append(
-            _row([markdown_cell(stage["stage"]), stage["cycles"], _percent(stage["share"])] + by_kind)
+            _row(
+                [markdown_cell(stage["stage"]), stage["cycles"], _percent(stage["share"])] + by_kind
+            )
         )
     ops = ipu["ops"]
     lines += [
         "",
         "### The {} largest of {} ops (all cycles)".format(min(top, len(ops)), len(ops)),
         "",
-        _row(
-            ["op", "kind", "stage", "executions", "all cycles", "share", "mean", "min", "max"]
-        ),
+        _row(["op", "kind", "stage", "executions", "all cycles", "share", "mean", "min", "max"]),
         _rule(9),
     ]
     for op in ops[:top]:
@@ -165,8 +165,10 @@ def _side_steps(side: Optional[dict]) -> str:
 def _compared_table(title: str, table: str, rows: List[dict], top: Optional[int]) -> List[str]:
     fields = KEY_FIELDS[table]
     shown = rows if top is None else rows[:top]
-    heading = title if top is None else "The {} largest of {} {} changes".format(
-        min(top, len(rows)), len(rows), title.lower()
+    heading = (
+        title
+        if top is None
+        else "The {} largest of {} {} changes".format(min(top, len(rows)), len(rows), title.lower())
     )
     lines = [
         "",
@@ -177,8 +179,7 @@ def _compared_table(title: str, table: str, rows: List[dict], top: Optional[int]
     ]
     for row in shown:
         keys = [
-            markdown_code(row[f]) if f in ("op", "layer") else markdown_cell(row[f])
-            for f in fields
+            markdown_code(row[f]) if f in ("op", "layer") else markdown_cell(row[f]) for f in fields
         ]
         lines.append(
             _row(keys + [row["status"], row["base"], row["candidate"], _signed(row["change"])])
@@ -192,8 +193,8 @@ def _compared_markdown(result: dict, top: int) -> List[str]:
             markdown_cell(result["candidate"]), markdown_cell(result["base"])
         ),
         "",
-        "All cycles: the sum of `cycles` of every step row of the window, per IPU; change: "
-        "the candidate's less the base's.",
+        "All cycles: the sum of `cycles` of every step row of the window, per IPU; "
+        + "change: the candidate's less the base's.",
         "",
     ]
     whole = 0
@@ -326,5 +327,3 @@ class BreakdownFolded(BreakdownRenderer):
         if _compared(result):
             raise ValueError("the folded format shows one profile")
         return _folded(result)
-
-

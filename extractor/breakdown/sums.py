@@ -43,7 +43,7 @@ class WindowSums(Consumer):
         self.names: Dict[Tuple[SqlValue, SqlValue], NamedStep] = {}
         self.low: List[Optional[int]] = []  # per IPU: the smallest start
         self.high: List[Optional[int]] = []  # per IPU: the largest end
-        self.rows = 0
+        self.row_count = 0
         self.first_step: Optional[int] = None
         self.last_step: Optional[int] = None
         self._step: SqlValue = None
@@ -64,7 +64,7 @@ class WindowSums(Consumer):
         if self.first_step is None:
             self.first_step = step
         self.last_step = step
-        self.rows += 1
+        self.row_count += 1
         ipu = self._ipu
         cycles = raw[2]
         if cycles.__class__ is not int:

@@ -44,7 +44,7 @@ def window_table(
         "run": run,
         "first_step": sums.first_step,
         "last_step": sums.last_step,
-        "rows": sums.rows,
+        "rows": sums.row_count,
         "ipus": ipus,
     }
 
@@ -105,7 +105,7 @@ def _ipu_table(
                     seen[1] = min(seen[1], low)
                     seen[2] = max(seen[2], high)
     total = sum64(total)
-    low, high = sums.low[ipu], sums.high[ipu]
+    start, end = sums.low[ipu], sums.high[ipu]
     repeated = [seen for seen in repeats.values() if seen[0] >= 2]
     balance = None
     if tiles_per_ipu and ote_cycles:
@@ -114,7 +114,7 @@ def _ipu_table(
         "ipu": ipu,
         "rows": rows,
         "cycles": total,
-        "span": None if low is None or high is None else sum64(high - low),
+        "span": None if start is None or end is None else sum64(end - start),
         "kinds": [
             {"kind": kind, "rows": n, "cycles": c, "share": _share(c, total)}
             for kind, (n, c) in sorted(kinds.items(), key=lambda item: (-item[1][1], item[0]))

@@ -5,8 +5,9 @@ named (`extract --help` lists them). Each command's work is a function a user ca
 (run/single.py, run/batch/command.py, compare/command.py, report/command.py, ...); the
 modules here declare only the commands' options, one module per family: extraction.py
 (run, merge, blocks), recordings.py (compare, table, report), diff.py (diff),
-timeline.py (trace), breakdown.py (breakdown), diagnose.py (inspect, stages, doctor), with the app and the shared
-options in app.py; commandline.py reads the command line, exits.py reports an outcome.
+breakdown.py (breakdown), timeline.py (trace), diagnose.py (inspect, stages, doctor),
+with the app and the shared options in app.py; commandline.py reads the command line,
+exits.py reports an outcome.
 """
 
 import sys

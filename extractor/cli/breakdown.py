@@ -29,7 +29,9 @@ else:
 
 @app.command("breakdown", help=BREAKDOWN_HELP)
 def breakdown_command(
-    profile: Path = typer.Argument(..., metavar="PROFILE", readable=False, help="A profile.pop file."),
+    profile: Path = typer.Argument(
+        ..., metavar="PROFILE", readable=False, help="A profile.pop file."
+    ),
     candidate: Optional[Path] = typer.Argument(
         None,
         metavar="[CANDIDATE]",
