@@ -2,7 +2,7 @@
 a host without pva (`run_extract(pva=False)`: the stand-in is not on the path).
 
 - A command whose output holds pva facts (`run`, one profile or a batch; `diff`;
-  `trace`) fails without pva unless given `--no-pva`: exit 1, before anything is written,
+  `trace`; `breakdown`) fails without pva unless given `--no-pva`: exit 1, before anything is written,
   one line naming the flag it takes. It never guesses, nor warns and goes on.
 - A command that examines a profile (`inspect`, `doctor`) reports pva's absence as a
   finding; doctor's verdict says what `extract PROFILE` does on this host.
@@ -48,6 +48,7 @@ NEEDS_PVA = {
     "batch": ["in", "-o", "out"],
     "diff": ["diff", "p.pop", "p.pop", "-o", "d.md"],
     "trace": ["trace", "p.pop", "-o", "t.json"],
+    "breakdown": ["breakdown", "p.pop", "-o", "b.md"],
 }
 EXAMINES = ["inspect", "doctor"]  # report pva as a finding
 SQL_ONLY = ["blocks", "stages"]

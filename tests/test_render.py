@@ -14,6 +14,7 @@ from extractor.core.blocks import extract_blocks
 from extractor.core.rules import load_rules
 from extractor.render import (
     BLOCKS_FORMATS,
+    BREAKDOWN_FORMATS,
     COMPARE_FORMATS,
     DIFF_FORMATS,
     TABLE_FORMATS,
@@ -31,6 +32,7 @@ REGISTRIES = {
     "diff": DIFF_FORMATS,
     "table": TABLE_FORMATS,
     "blocks": BLOCKS_FORMATS,
+    "breakdown": BREAKDOWN_FORMATS,
 }
 # Each command's formats, written out: a format added or dropped is seen here on purpose.
 NAMES = {
@@ -38,6 +40,7 @@ NAMES = {
     "diff": ["markdown", "json", "csv"],
     "table": ["csv", "jsonl"],
     "blocks": ["json", "csv", "markdown"],
+    "breakdown": ["markdown", "json", "csv", "folded"],
 }
 EACH = [(command, name) for command, names in NAMES.items() for name in names]
 
@@ -49,6 +52,7 @@ def test_each_command_has_its_formats_in_order():
         "diff": "markdown",
         "table": "csv",
         "blocks": "json",
+        "breakdown": "markdown",
     }
 
 
