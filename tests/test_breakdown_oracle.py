@@ -1,0 +1,96 @@
+"""`extract breakdown` against an independent reading of its spec
+(tests/support/breakdown_oracle.py: SQLite's own GROUP BYs over a plain view of the
+step rows, the keys written anew), through the real CLI, on the committed fixtures:
+the JSON's exact bytes, one profile and two, and the sums that must add up."""
+
+import json
+import os
+
+import pytest
+
+from support.breakdown_oracle import (
+    check_invariants,
+    oracle_breakdown,
+    oracle_compared,
+    tiles_per_ipu,
+)
+from support.cli import invoke_extract
+from support.paths import EDGE, FIXTURES, REPO
+
+GOLDEN = "fixtures/vit-f8weight/poprt/profile_logs_f8weight/inference/profile.pop"
+RECOMPILED = "fixtures/vit-f8weight-recompiled/profile.pop"
+EDGES = sorted(
+    "fixtures/edge/{}/profile.pop".format(case.name)
+    for case in EDGE.iterdir()
+    if (case / "profile.pop").is_file()
+)
+
+
+def _bytes(result) -> bytes:
+    return (json.dumps(result, indent=2) + "\n").encode("ascii")
+
+
+def _json(*args, pva=False):
+    result = invoke_extract("breakdown", *args, "--format", "json", "-q", cwd=REPO, pva=pva)
+    assert result.code == 0, result
+    return result.stdout
+
+
+# (profile, options, runs, --all, depth)
+CASES = (
+    [
+        (GOLDEN, [], (), False, 5),
+        (GOLDEN, ["--run", "2"], (2,), False, 5),
+        (GOLDEN, ["--run", "2", "--run", "1", "--depth", "2"], (2, 1), False, 2),
+        (GOLDEN, ["--all", "--depth", "64"], (), True, 64),
+        (RECOMPILED, ["--depth", "1"], (), False, 1),
+    ]
+    + [(edge, [], (), False, 5) for edge in EDGES]
+    + [(edge, ["--all"], (), True, 5) for edge in EDGES]
+)
+
+
+@pytest.mark.parametrize(
+    "profile,options,runs,every,depth",
+    CASES,
+    ids=["{} {}".format(os.path.basename(os.path.dirname(c[0])), " ".join(c[1])) for c in CASES],
+)
+def test_one_profile_is_the_spec_read_plainly(profile, options, runs, every, depth):
+    want = oracle_breakdown(REPO / profile, profile, runs=runs, every=every, depth=depth)
+    check_invariants(want)
+    assert _json(profile, *options, "--no-pva") == _bytes(want)
+
+
+def test_the_tile_balance_with_pva():
+    tiles = tiles_per_ipu(FIXTURES / GOLDEN.split("/", 1)[1])
+    assert tiles == 1472  # the pva stand-in's target: 1472 tiles, one IPU
+    want = oracle_breakdown(REPO / GOLDEN, GOLDEN, tiles=tiles)
+    assert 0 < want["windows"][0]["ipus"][0]["tile_balance"] < 1
+    assert _json(GOLDEN, pva=True) == _bytes(want)
+
+
+@pytest.mark.parametrize("options,runs", [([], ()), (["--run", "2", "--run", "1"], (2, 1))])
+def test_two_profiles_are_joined_as_the_spec_says(options, runs):
+    base = oracle_breakdown(REPO / GOLDEN, GOLDEN, runs=runs)
+    candidate = oracle_breakdown(REPO / RECOMPILED, RECOMPILED, runs=runs)
+    want = oracle_compared(base, candidate)
+    check_invariants(want)
+    # the recompile: 15178 fewer cycles in inference 1, as extract diff finds in block 0
+    if not runs:
+        assert want["windows"][0]["ipus"][0]["change"] == -15178
+    assert _json(GOLDEN, RECOMPILED, *options, "--no-pva") == _bytes(want)
+
+
+def test_a_profile_against_itself_changes_nothing():
+    got = json.loads(_json(GOLDEN, GOLDEN, "--all", "--no-pva"))
+    ipu = got["windows"][0]["ipus"][0]
+    assert ipu["change"] == 0 and ipu["base"] == ipu["candidate"] > 0
+    for table in ("kinds", "stages", "ops", "layers"):
+        assert {row["status"] for row in ipu[table]} == {"same"}, table
+
+
+def test_the_oracle_can_fail():
+    # a row's cycles changed in the oracle's answer: the bytes differ
+    want = oracle_breakdown(REPO / GOLDEN, GOLDEN)
+    want["windows"][0]["ipus"][0]["ops"][0]["max"] += 1
+    assert _json(GOLDEN, "--no-pva") != _bytes(want)
