@@ -128,7 +128,7 @@ def test_a_run_that_is_not_there_names_the_runs_there_are():
         (
             [RECOMPILED, "-f", "folded"],
             "--format folded: a flame graph shows one profile's cycles, not two compared "
-            "(give one profile, or another format)",
+            + "(give one profile, or another format)",
         ),
     ],
 )
