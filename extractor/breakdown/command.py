@@ -2,8 +2,8 @@
 
 `breakdown_profile` gives one profile's breakdown (its windows, from one walk over its
 step rows: a `sums.WindowSums` per window) and its warnings; `compare_breakdowns` two
-profiles' window by window; `run_breakdown` is the whole command, checks, time limit
-and output included.
+profiles' window by window; `breakdown_profiles` either, as the command's JSON;
+`run_breakdown` is the whole command, checks, time limit and output included.
 """
 
 from pathlib import Path
@@ -132,6 +132,34 @@ def breakdown_profile(
     return Breakdown(result, warnings)
 
 
+def breakdown_profiles(
+    profiles: Sequence[Path],
+    rules: StageRules,
+    *,
+    runs: Sequence[int] = (),
+    every_row: bool = False,
+    depth: int = DEFAULT_DEPTH,
+    pva: Optional[PvaModule] = None,
+    say: Optional[Say] = None,
+) -> dict:
+    """One profile's breakdown, or (two profiles) what changed from the first to the
+    second: `extract breakdown --format json`'s object. Each profile's warnings go to
+    `say("warning", "<profile>: <warning>")` when given."""
+    if len(profiles) not in (1, 2):
+        raise UsageError("give one profile, or two to compare")
+    found = []
+    for path in profiles:
+        with reading(path):  # a time limit passing now names this profile
+            one = breakdown_profile(
+                path, rules, runs=runs, every_row=every_row, depth=depth, pva=pva
+            )
+        if say is not None:
+            for warning in one.warnings:
+                say("warning", "{}: {}".format(shown_path(path), warning))
+        found.append(one.result)
+    return found[0] if len(found) == 1 else compare_breakdowns(found[0], found[1])
+
+
 def compare_breakdowns(base: dict, candidate: dict) -> dict:
     """Two breakdowns (breakdown_profile's), window by window in order: what changed."""
     return {
@@ -184,17 +212,15 @@ def run_breakdown(
     check_outputs(outputs, profiles, rules=rules)
     with bounded(profiles, file_outputs(outputs), say, timeout, in_compiled_code(use_pva)):
         pva = import_pva() if use_pva else None  # PvaMissingError without it (docs/pva.md)
-        found = []
-        for path in profiles:
-            with reading(path):  # a time limit passing now names this profile
-                one = breakdown_profile(
-                    path, rules, runs=runs, every_row=every_row, depth=depth, pva=pva
-                )
-            if not quiet:
-                for warning in one.warnings:
-                    say("warning", "{}: {}".format(shown_path(path), warning))
-            found.append(one.result)
-        result = found[0] if len(found) == 1 else compare_breakdowns(found[0], found[1])
+        result = breakdown_profiles(
+            profiles,
+            rules,
+            runs=runs,
+            every_row=every_row,
+            depth=depth,
+            pva=pva,
+            say=None if quiet else say,
+        )
         renderer = cast(Type[BreakdownRenderer], BREAKDOWN_FORMATS[output_format])
         write_output(target, renderer(top=top).render(result))
     return result

@@ -34,7 +34,7 @@ def breakdown_command(
     ),
     candidate: Optional[Path] = typer.Argument(
         None,
-        metavar="[CANDIDATE]",
+        metavar="CANDIDATE",
         readable=False,
         help="Another profile.pop: what changed from PROFILE to it, op by op.",
     ),
