@@ -4,7 +4,7 @@
     python bench/run.py --smoke    # reduced size, a couple of minutes: that they work (CI)
     python bench/run.py --baseline REV   # bench/size.py, commands.py, startup.py against REV
     python bench/run.py --only blocks    # one of them (size, batch, report, blocks, trace,
-                                         # diff, commands, startup)
+                                         # diff, breakdown, commands, startup)
 
 Runs bench/size.py (extract on big profiles against the SQL floor) and, when they are
 there, bench/batch.py (a batch with --jobs 2 against --jobs 1), bench/report.py
@@ -12,7 +12,8 @@ there, bench/batch.py (a batch with --jobs 2 against --jobs 1), bench/report.py
 (`extract blocks` against `extract --no-pva` on long-trace, a batch with --blocks against
 one without), bench/trace.py (`extract trace --all` against `extract --no-pva` on
 long-trace), bench/diff.py (`extract diff` of two long traces against `extract
-blocks` on each), bench/commands.py (every command that reads the step rows, this
+blocks` on each), bench/breakdown.py (`extract breakdown`, inference 1 and --all,
+against `extract --no-pva` on long-trace), bench/commands.py (every command that reads the step rows, this
 tree against the baseline REV, default HEAD) and bench/startup.py (`extract --help` and
 `extract` on the 53 kB fixture against `python -c "import typer"`). Exit 0 when every
 benchmark ran.
@@ -27,7 +28,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-BENCHMARKS = ("size", "batch", "report", "blocks", "trace", "diff", "commands", "startup")
+BENCHMARKS = (
+    "size",
+    "batch",
+    "report",
+    "blocks",
+    "trace",
+    "diff",
+    "breakdown",
+    "commands",
+    "startup",
+)
 
 
 def load(name: str):
