@@ -13,8 +13,8 @@ there, bench/batch.py (a batch with --jobs 2 against --jobs 1), bench/report.py
 one without), bench/trace.py (`extract trace --all` against `extract --no-pva` on
 long-trace), bench/diff.py (`extract diff` of two long traces against `extract
 blocks` on each), bench/breakdown.py (`extract breakdown`, inference 1 and --all,
-against `extract --no-pva` on long-trace), bench/commands.py (every command that reads the step rows, this
-tree against the baseline REV, default HEAD) and bench/startup.py (`extract --help` and
+against `extract --no-pva` on long-trace), bench/commands.py (every command that reads
+the step rows, this tree against the baseline REV, default HEAD) and bench/startup.py (`extract --help` and
 `extract` on the 53 kB fixture against `python -c "import typer"`). Exit 0 when every
 benchmark ran.
 """
