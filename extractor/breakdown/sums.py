@@ -11,7 +11,7 @@ A step row's IPU is its place among the rows of its step, in stored order (0, 1,
 as the walk gives them.
 """
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
 from ..core.steps import NamedStep, SqlValue, whole
 from ..core.walk import Consumer
@@ -46,62 +46,91 @@ class WindowSums(Consumer):
         self.row_count = 0
         self.first_step: Optional[int] = None
         self.last_step: Optional[int] = None
-        self._step: SqlValue = None
-        self._ipu = -1
-        self._inside = self.first is None
+        # The walk calls `row` once per row of the trace: a closure on locals, made
+        # afresh for each attempt, costs less per call than a method on attributes.
+        self.row, self._counts = self._row_hook()  # type: ignore[method-assign,assignment]
+
+    def end(self) -> None:
+        self.row_count, self.first_step, self.last_step = self._counts()
 
     def row(self, raw: "RawStepRow", named: NamedStep) -> None:
-        step = raw[0]
-        if step == self._step:
-            self._ipu += 1
-        else:
-            self._step = step
-            self._ipu = 0
-            if self.first is not None:
-                self._inside = self.first <= step and (self.last is None or step <= self.last)
-        if not self._inside:
-            return
-        if self.first_step is None:
-            self.first_step = step
-        self.last_step = step
-        self.row_count += 1
-        ipu = self._ipu
-        cycles = raw[2]
-        if cycles.__class__ is not int:
-            cycles = 0 if cycles is None else _whole(step, "steps_by_ipu.cycles", cycles)
-        kind = raw[1]
-        key = (ipu, raw[3], raw[4], kind)
-        sums = self.sums.get(key)
-        if sums is None:
-            sums = self.sums[key] = [0, 0, cycles, cycles, 0]
-            self.names[raw[3], raw[4]] = named
-        sums[0] += 1
-        sums[1] += cycles
-        if cycles < sums[2]:
-            sums[2] = cycles
-        elif cycles > sums[3]:
-            sums[3] = cycles
-        if kind == ON_TILE_EXECUTE:
-            tiles = raw[5]
-            if tiles.__class__ is not int:
-                tiles = 0 if tiles is None else _whole(step, "steps_by_ipu.active_tiles", tiles)
-            sums[4] += tiles * cycles
-        start, end = raw[6], raw[7]
-        if ipu >= len(self.low):
-            self.low.extend([None] * (ipu + 1 - len(self.low)))
-            self.high.extend([None] * (ipu + 1 - len(self.high)))
-        if start is not None:
-            if start.__class__ is not int:
+        """Replaced by `begin` (see `_row_hook`)."""
+        raise NotImplementedError
+
+    def _row_hook(
+        self,
+    ) -> Tuple[
+        Callable[["RawStepRow", NamedStep], None],
+        Callable[[], Tuple[int, Optional[int], Optional[int]]],
+    ]:
+        """The `row` hook of one attempt, and what it counted (rows, first and last
+        step), on locals of its own."""
+        sums, names, lows, highs = self.sums, self.names, self.low, self.high
+        first, last = self.first, self.last
+        bounded = first is not None
+        this_step: SqlValue = None
+        ipu = -1
+        inside = not bounded
+        count = 0
+        first_step: Optional[int] = None
+        last_step: Optional[int] = None
+
+        def row(raw: "RawStepRow", named: NamedStep) -> None:
+            nonlocal this_step, ipu, inside, count, first_step, last_step
+            step = raw[0]
+            if step == this_step:
+                ipu += 1
+            else:
+                this_step = step
+                ipu = 0
+                if bounded:
+                    inside = first <= step and (last is None or step <= last)
+            if not inside:
+                return
+            if first_step is None:
+                first_step = step
+            last_step = step
+            count += 1
+            cycles = raw[2]
+            if cycles.__class__ is not int:
+                cycles = 0 if cycles is None else _whole(step, "steps_by_ipu.cycles", cycles)
+            kind = raw[1]
+            key = (ipu, raw[3], raw[4], kind)
+            found = sums.get(key)
+            if found is None:
+                found = sums[key] = [0, 0, cycles, cycles, 0]
+                names[raw[3], raw[4]] = named
+            found[0] += 1
+            found[1] += cycles
+            if cycles < found[2]:
+                found[2] = cycles
+            elif cycles > found[3]:
+                found[3] = cycles
+            if kind == ON_TILE_EXECUTE:
+                tiles = raw[5]
+                if tiles.__class__ is not int:
+                    tiles = 0 if tiles is None else _whole(step, "steps_by_ipu.active_tiles", tiles)
+                found[4] += tiles * cycles
+            start, end = raw[6], raw[7]
+            try:
+                low, high = lows[ipu], highs[ipu]
+            except IndexError:  # the IPU's first row
+                lows.append(None)
+                highs.append(None)
+                low = high = None
+            if start.__class__ is not int and start is not None:
                 start = _whole(step, "its start (cycles_base + active_cycles_from_min)", start)
-            low = self.low[ipu]
-            if low is None or start < low:
-                self.low[ipu] = start
-        if end is not None:
-            if end.__class__ is not int:
+            if end.__class__ is not int and end is not None:
                 end = _whole(step, "its end (cycles_base + active_cycles_to_max)", end)
-            high = self.high[ipu]
-            if high is None or end > high:
-                self.high[ipu] = end
+            if start is not None and (low is None or start < low):
+                lows[ipu] = start
+            if end is not None and (high is None or end > high):
+                highs[ipu] = end
+
+        def counts() -> Tuple[int, Optional[int], Optional[int]]:
+            return count, first_step, last_step
+
+        return row, counts
 
 
 def _whole(step: SqlValue, what: str, value: SqlValue) -> int:
