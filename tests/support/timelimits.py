@@ -120,6 +120,7 @@ TIMEOUT_COMMANDS = {
     "blocks": ["blocks", "PROFILE"],
     "trace": ["trace", "PROFILE", "OTHER"],
     "diff": ["diff", "PROFILE", "OTHER"],
+    "breakdown": ["breakdown", "PROFILE", "OTHER"],
 }
 
 
