@@ -11,10 +11,11 @@ A step row's IPU is its place among the rows of its step, in stored order (0, 1,
 as the walk gives them.
 """
 
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from ..core.steps import NamedStep, SqlValue, whole
 from ..core.walk import Consumer
+from .keys import kind_text
 
 if TYPE_CHECKING:
     from ..core.profile import RawStepRow
@@ -23,8 +24,9 @@ ON_TILE_EXECUTE = "OnTileExecute"
 
 #: (IPU, program id, compute set id, kind), as SQLite gives the last three.
 SumKey = Tuple[int, SqlValue, SqlValue, SqlValue]
-#: [rows, all cycles, min cycles, max cycles, cycles x active tiles (OnTileExecute)]
-Sums = List[int]
+#: [rows, all cycles, min cycles, max cycles, cycles x active tiles (OnTileExecute), whether
+#: the kind is OnTileExecute (as text: a blob is read as one)]
+Sums = List[Any]
 
 
 class WindowSums(Consumer):
@@ -94,11 +96,10 @@ class WindowSums(Consumer):
             cycles = raw[2]
             if cycles.__class__ is not int:
                 cycles = 0 if cycles is None else _whole(step, "steps_by_ipu.cycles", cycles)
-            kind = raw[1]
-            key = (ipu, raw[3], raw[4], kind)
+            key = (ipu, raw[3], raw[4], raw[1])
             found = sums.get(key)
-            if found is None:
-                found = sums[key] = [0, 0, cycles, cycles, 0]
+            if found is None:  # the last item: whether the kind is OnTileExecute
+                found = sums[key] = [0, 0, cycles, cycles, 0, kind_text(raw[1]) == ON_TILE_EXECUTE]
                 names[raw[3], raw[4]] = named
             found[0] += 1
             found[1] += cycles
@@ -106,7 +107,7 @@ class WindowSums(Consumer):
                 found[2] = cycles
             elif cycles > found[3]:
                 found[3] = cycles
-            if kind == ON_TILE_EXECUTE:
+            if found[5]:
                 tiles = raw[5]
                 if tiles.__class__ is not int:
                     tiles = 0 if tiles is None else _whole(step, "steps_by_ipu.active_tiles", tiles)

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..core.steps import sum64
 from .keys import kind_text, layer_of, op_of
-from .sums import ON_TILE_EXECUTE, WindowSums
+from .sums import WindowSums
 
 #: The key fields of each table's rows, in the file's order.
 KEY_FIELDS = {
@@ -65,7 +65,7 @@ def _ipu_table(
     layer_of_op: Dict[str, str] = {}
     ote_cycles = ote_tile_cycles = 0
     repeats: Dict[Any, List[int]] = {}  # compute set: [rows, min, max]
-    for key, (count, cycles, low, high, tile_cycles) in sums.sums.items():
+    for key, (count, cycles, low, high, tile_cycles, on_tiles) in sums.sums.items():
         if key[0] != ipu:
             continue
         _ipu, program, compute_set, raw_kind = key
@@ -93,7 +93,7 @@ def _ipu_table(
             layer = layer_of_op[op] = layer_of(op, depth)
         in_layer = layers.setdefault(layer, {})
         in_layer[kind] = in_layer.get(kind, 0) + cycles
-        if raw_kind == ON_TILE_EXECUTE:
+        if on_tiles:
             ote_cycles += cycles
             ote_tile_cycles += tile_cycles
             if compute_set is not None:
