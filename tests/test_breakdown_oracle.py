@@ -5,6 +5,7 @@ the JSON's exact bytes, one profile and two, and the sums that must add up."""
 
 import json
 import os
+import sqlite3
 
 import pytest
 
@@ -94,3 +95,47 @@ def test_the_oracle_can_fail():
     want = oracle_breakdown(REPO / GOLDEN, GOLDEN)
     want["windows"][0]["ipus"][0]["ops"][0]["max"] += 1
     assert _json(GOLDEN, "--no-pva") != _bytes(want)
+
+
+def test_rows_stored_out_of_order_and_rules_of_its_own(tmp_path):
+    # With --all the walk reads the rows as stored, meets one out of step order (the
+    # last row stored 1000th: after three batches of rows already summed) and starts
+    # again on sorted rows: the consumer starts afresh (the runs are read sorted, by
+    # their steps, from the start). The rules: a label given twice, one beyond ASCII,
+    # another fallback, and no output-begins step (each inference to the end).
+    from support.blocks_oracle import read_rules
+    from support.cases import NO_OUTPUT_RULES, copy_case
+
+    profile = copy_case(
+        FIXTURES / "vit-f8weight/poprt/profile_logs_f8weight/inference", tmp_path / "p"
+    )
+    db = sqlite3.connect(str(profile), isolation_level=None)
+    db.execute(
+        "CREATE TABLE moved AS SELECT * FROM steps_by_ipu ORDER BY CASE WHEN rowid = "
+        "(SELECT max(rowid) FROM steps_by_ipu) THEN 999.5 ELSE rowid END"
+    )
+    db.execute("DROP TABLE steps_by_ipu")
+    db.execute("ALTER TABLE moved RENAME TO steps_by_ipu")
+    db.close()
+    rules = tmp_path / "rules.toml"
+    rules.write_text(NO_OUTPUT_RULES, encoding="utf-8")
+    want = oracle_breakdown(profile, str(profile), runs=(2, 1), rules=read_rules(rules))
+    check_invariants(want)
+    assert [w["last_step"] for w in want["windows"]] == [1106, 1106]  # to the end
+    assert {s["stage"] for s in want["windows"][0]["ipus"][0]["stages"]} == {
+        "attention",
+        'mlp "\u2191"',
+        "rest",
+    }
+    result = invoke_extract(
+        "breakdown", profile, "--run", "2", "--run", "1", "--rules", rules, "-f", "json",
+        "--no-pva", "-q", pva=False,
+    )  # fmt: skip
+    assert result.code == 0, result
+    assert result.stdout == _bytes(want)
+    every = oracle_breakdown(profile, str(profile), every=True, rules=read_rules(rules))
+    result = invoke_extract(
+        "breakdown", profile, "--all", "--rules", rules, "-f", "json", "--no-pva", pva=False
+    )
+    assert result.code == 0 and result.stderr == "", result
+    assert result.stdout == _bytes(every)
