@@ -4,7 +4,7 @@
     python bench/run.py --smoke    # reduced size, a couple of minutes: that they work (CI)
     python bench/run.py --baseline REV   # bench/size.py, commands.py, startup.py against REV
     python bench/run.py --only blocks    # one of them (size, batch, report, blocks, memory,
-                                         # trace, diff, commands, startup)
+                                         # trace, diff, breakdown, commands, startup)
 
 Runs bench/size.py (extract on big profiles against the SQL floor) and, when they are
 there, bench/batch.py (a batch with --jobs 2 against --jobs 1), bench/report.py
@@ -13,8 +13,9 @@ there, bench/batch.py (a batch with --jobs 2 against --jobs 1), bench/report.py
 one without), bench/memory.py (`extract memory --no-pva` against its two queries in
 the sqlite3 shell on the large profile), bench/trace.py (`extract trace --all` against `extract --no-pva` on
 long-trace), bench/diff.py (`extract diff` of two long traces against `extract
-blocks` on each), bench/commands.py (every command that reads the step rows, this
-tree against the baseline REV, default HEAD) and bench/startup.py (`extract --help` and
+blocks` on each), bench/breakdown.py (`extract breakdown`, inference 1 and --all,
+against `extract --no-pva` on long-trace), bench/commands.py (every command that reads
+the step rows, this tree against the baseline REV, default HEAD) and bench/startup.py (`extract --help` and
 `extract` on the 53 kB fixture against `python -c "import typer"`). Exit 0 when every
 benchmark ran.
 """
@@ -36,6 +37,7 @@ BENCHMARKS = (
     "memory",
     "trace",
     "diff",
+    "breakdown",
     "commands",
     "startup",
 )

@@ -140,6 +140,27 @@ class ProfileAnalysis:
             pva=self.pva,
         )
 
+    def breakdown(
+        self,
+        candidate: Union["ProfileAnalysis", StrPath, None] = None,
+        runs: Sequence[int] = (),
+        every_row: bool = False,
+        depth: int = 5,
+    ) -> dict:
+        """Every cycle of inference 1 (or `runs`, or `every_row`) by kind, stage, op and
+        layer, or what changed from this profile to `candidate`: `extract breakdown
+        PROFILE [CANDIDATE] --format json` as a dict (docs/formats/breakdown.md)."""
+        from .breakdown.command import breakdown_profiles
+
+        paths = [self.path]
+        if isinstance(candidate, ProfileAnalysis):
+            paths.append(candidate.path)
+        elif candidate is not None:
+            paths.append(Path(candidate))
+        return breakdown_profiles(
+            paths, self.rules, runs=runs, every_row=every_row, depth=depth, pva=self.pva
+        )
+
     def trace(
         self,
         output: StrPath,

@@ -1,5 +1,6 @@
 """Renderers: the one contract of every command that writes its result in several formats
-(`extract compare`, `diff`, `table`, `blocks`, `memory`), and each command's registry of them.
+(`extract compare`, `diff`, `table`, `blocks`, `memory`, `breakdown`), and each
+command's registry of them.
 
 A renderer is a class, one per format: its `name` (the `--format` value), the `suffix`
 and `media_type` of a file in its format, and `render(result)`, the whole output, in
@@ -132,5 +133,15 @@ MEMORY_FORMATS = Registry(
         ("markdown", "extractor.memory.formats:MemoryMarkdown"),
         ("json", "extractor.memory.formats:MemoryJson"),
         ("csv", "extractor.memory.formats:MemoryCsv"),
+    ],
+)
+
+BREAKDOWN_FORMATS = Registry(
+    "breakdown",
+    [
+        ("markdown", "extractor.breakdown.formats:BreakdownMarkdown"),
+        ("json", "extractor.breakdown.formats:BreakdownJson"),
+        ("csv", "extractor.breakdown.formats:BreakdownCsv"),
+        ("folded", "extractor.breakdown.formats:BreakdownFolded"),
     ],
 )

@@ -4,7 +4,18 @@ import pytest
 
 from support.cli import invoke_extract
 
-COMMANDS = ["run", "merge", "compare", "blocks", "table", "report", "inspect", "stages", "doctor"]
+COMMANDS = [
+    "run",
+    "merge",
+    "compare",
+    "breakdown",
+    "blocks",
+    "table",
+    "report",
+    "inspect",
+    "stages",
+    "doctor",
+]
 
 
 @pytest.mark.parametrize("command", [None] + COMMANDS)

@@ -153,6 +153,17 @@ def _diff(call: Call, work: Path, cli: Path) -> Set[Path]:
     return set()
 
 
+def _breakdown(call: Call, work: Path, cli: Path) -> Set[Path]:
+    a, candidate = call.analysis, call.arguments["candidate"]
+    others = [] if candidate is None else [getattr(candidate, "path", candidate)]
+    options = ["--run={}".format(run) for run in call.arguments["runs"]]
+    options += ["--all"] * call.arguments["every_row"]
+    options += ["--depth", str(call.arguments["depth"])]
+    args = ["breakdown", a.path, *others, "--format", "json", "-q", *options, *_options(a)]
+    assert json_bytes(call.result) == _extract(work, a, *args).stdout
+    return set()
+
+
 def _trace(call: Call, work: Path, cli: Path) -> Set[Path]:
     a, output = call.analysis, Path(call.arguments["output"])
     options = ["--run={}".format(run) for run in call.arguments["runs"]]
@@ -182,6 +193,7 @@ def _inspect(call: Call, work: Path, cli: Path) -> Set[Path]:
 
 CHECKS = {
     "blocks": _blocks,
+    "breakdown": _breakdown,
     "diff": _diff,
     "extraction": _summary,
     "inspect": _inspect,
@@ -362,6 +374,7 @@ def test_making_one_imports_no_pipeline_module():
         "extractor.core.profile",
         "extractor.diff.command",
         "extractor.timeline.command",
+        "extractor.breakdown.command",
         "extractor.diagnose.stagecheck",
     ):
         assert module not in imported

@@ -2,8 +2,9 @@
 a host without pva (`run_extract(pva=False)`: the stand-in is not on the path).
 
 - A command whose output holds pva facts (`run`, one profile or a batch; `diff`;
-  `trace`; `memory`) fails without pva unless given `--no-pva`: exit 1, before anything is written,
-  one line naming the flag it takes. It never guesses, nor warns and goes on.
+  `trace`; `memory`; `breakdown`) fails without pva unless given `--no-pva`: exit 1,
+  before anything is written, one line naming the flag it takes. It never guesses, nor
+  warns and goes on.
 - A command that examines a profile (`inspect`, `doctor`) reports pva's absence as a
   finding; doctor's verdict says what `extract PROFILE` does on this host.
 - The others never ask pva (`blocks`, `stages`: SQL only) or read summaries.
@@ -49,6 +50,7 @@ NEEDS_PVA = {
     "diff": ["diff", "p.pop", "p.pop", "-o", "d.md"],
     "trace": ["trace", "p.pop", "-o", "t.json"],
     "memory": ["memory", "p.pop", "-o", "m.md"],
+    "breakdown": ["breakdown", "p.pop", "-o", "b.md"],
 }
 EXAMINES = ["inspect", "doctor"]  # report pva as a finding
 SQL_ONLY = ["blocks", "stages"]

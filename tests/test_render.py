@@ -14,6 +14,7 @@ from extractor.core.blocks import extract_blocks
 from extractor.core.rules import load_rules
 from extractor.render import (
     BLOCKS_FORMATS,
+    BREAKDOWN_FORMATS,
     COMPARE_FORMATS,
     DIFF_FORMATS,
     MEMORY_FORMATS,
@@ -33,6 +34,7 @@ REGISTRIES = {
     "table": TABLE_FORMATS,
     "blocks": BLOCKS_FORMATS,
     "memory": MEMORY_FORMATS,
+    "breakdown": BREAKDOWN_FORMATS,
 }
 # Each command's formats, written out: a format added or dropped is seen here on purpose.
 NAMES = {
@@ -41,6 +43,7 @@ NAMES = {
     "table": ["csv", "jsonl"],
     "blocks": ["json", "csv", "markdown"],
     "memory": ["markdown", "json", "csv"],
+    "breakdown": ["markdown", "json", "csv", "folded"],
 }
 EACH = [(command, name) for command, names in NAMES.items() for name in names]
 
@@ -53,6 +56,7 @@ def test_each_command_has_its_formats_in_order():
         "table": "csv",
         "blocks": "json",
         "memory": "markdown",
+        "breakdown": "markdown",
     }
 
 

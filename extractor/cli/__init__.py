@@ -5,15 +5,15 @@ named (`extract --help` lists them). Each command's work is a function a user ca
 (run/single.py, run/batch/command.py, compare/command.py, report/command.py, ...); the
 modules here declare only the commands' options, one module per family: extraction.py
 (run, merge, blocks), recordings.py (compare, table, report), diff.py (diff),
-timeline.py (trace), memory.py (memory), diagnose.py (inspect, stages, doctor), with
-the app and the shared options in app.py; commandline.py reads the command line,
-exits.py reports an outcome.
+breakdown.py (breakdown), timeline.py (trace), memory.py (memory), diagnose.py
+(inspect, stages, doctor), with the app and the shared options in app.py;
+commandline.py reads the command line, exits.py reports an outcome.
 """
 
 import sys
 from typing import List, Optional
 
-from . import diagnose, diff, extraction, memory, recordings, timeline  # noqa: F401 - they declare the commands
+from . import breakdown, diagnose, diff, extraction, memory, recordings, timeline  # noqa: F401 - they declare the commands
 from .app import app
 from .exits import PROG, say
 

@@ -68,6 +68,7 @@ class DefaultCommandGroup(TyperGroup):
         "merge",
         "compare",
         "diff",
+        "breakdown",
         "blocks",
         "memory",
         "table",

