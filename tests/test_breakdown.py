@@ -281,11 +281,12 @@ def test_top_cuts_markdown_only():
 def test_a_kind_stored_as_a_blob_is_read_as_text_everywhere(tmp_path):
     # steps 4 and 9 (OnTileExecute, 4 tiles each) with their kind as a blob: still
     # OnTileExecute, in the kinds and in the tile balance (pva's target: 4 tiles)
-    from support.breakdown_oracle import oracle_breakdown, tiles_per_ipu
+    from support.breakdown_oracle import oracle_breakdown, tiles_per_ipu, with_tiles_per_ipu
 
     profile = _case(
         tmp_path, "UPDATE steps SET type = CAST('OnTileExecute' AS BLOB) WHERE id IN (4, 9)"
     )
+    with_tiles_per_ipu(profile, 4)
     result = invoke_extract("breakdown", profile, "-f", "json", cwd=REPO, pva=True)
     got = json.loads(_ok(result))
     ipu = got["windows"][0]["ipus"][0]

@@ -14,7 +14,9 @@ from support.breakdown_oracle import (
     oracle_breakdown,
     oracle_compared,
     tiles_per_ipu,
+    with_tiles_per_ipu,
 )
+from support.cases import copy_case
 from support.cli import invoke_extract
 from support.paths import EDGE, FIXTURES, REPO
 
@@ -62,12 +64,21 @@ def test_one_profile_is_the_spec_read_plainly(profile, options, runs, every, dep
     assert _json(profile, *options, "--no-pva") == _bytes(want)
 
 
-def test_the_tile_balance_with_pva():
-    tiles = tiles_per_ipu(FIXTURES / GOLDEN.split("/", 1)[1])
-    assert tiles == 1472  # the pva stand-in's target: 1472 tiles, one IPU
-    want = oracle_breakdown(REPO / GOLDEN, GOLDEN, tiles=tiles)
+def test_the_tile_balance_with_pva(tmp_path):
+    # the golden fixture's stand-in has numTiles and numIPUs, no tilesPerIpu: given here
+    profile = copy_case((REPO / GOLDEN).parent, tmp_path / "golden")
+    assert tiles_per_ipu(profile) is None
+    with_tiles_per_ipu(profile, 1472)
+    tiles = tiles_per_ipu(profile)
+    assert tiles == 1472
+    want = oracle_breakdown(profile, str(profile), tiles=tiles)
     assert 0 < want["windows"][0]["ipus"][0]["tile_balance"] < 1
-    assert _json(GOLDEN, pva=True) == _bytes(want)
+    assert _json(str(profile), pva=True) == _bytes(want)
+
+
+def test_no_tiles_per_ipu_no_tile_balance():
+    got = json.loads(_json(GOLDEN, pva=True))
+    assert got["windows"][0]["ipus"][0]["tile_balance"] is None
 
 
 @pytest.mark.parametrize("options,runs", [([], ()), (["--run", "2", "--run", "1"], (2, 1))])

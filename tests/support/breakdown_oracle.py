@@ -81,14 +81,21 @@ def folded_frames(op):
 
 
 def tiles_per_ipu(profile):
-    """The pva stand-in's tiles per IPU (numTiles // numIPUs), else None."""
+    """The pva stand-in's tiles per IPU (its target's tilesPerIpu), else None."""
     double = Path(profile).parent / "pva-double.json"
     if not double.is_file():
         return None
     target = json.loads(double.read_text(encoding="utf-8")).get("target") or {}
-    if not target.get("numTiles") or not target.get("numIPUs"):
-        return None
-    return target["numTiles"] // target["numIPUs"] or None
+    tiles = target.get("tilesPerIpu")
+    return tiles if isinstance(tiles, int) and tiles > 0 else None
+
+
+def with_tiles_per_ipu(profile, tiles):
+    """Give the pva stand-in of the profile (a copy) a target with `tiles` per IPU."""
+    double = Path(profile).parent / "pva-double.json"
+    facts = json.loads(double.read_text(encoding="utf-8"))
+    facts.setdefault("target", {})["tilesPerIpu"] = tiles
+    double.write_text(json.dumps(facts), encoding="utf-8")
 
 
 def _windows(db, selectors, runs, every):
