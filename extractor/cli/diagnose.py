@@ -6,7 +6,7 @@ from typing import Optional
 import typer
 
 from .app import AS_JSON, PROFILE, app, no_pva_option
-from .exits import report_errors, stoppable
+from .exits import report_errors, say, stoppable
 
 
 @app.command(
@@ -94,7 +94,7 @@ def doctor_command(
     from ..diagnose.doctor import doctor_text, run_checks
     from ..output import print_answer
 
-    answer = report_errors(stoppable(lambda: run_checks(profile)))
+    answer = report_errors(stoppable(lambda: run_checks(profile, say=say)))
     report_errors(lambda: print_answer(answer, as_json, doctor_text))
     if not answer["ok"]:
         raise typer.Exit(1)
