@@ -12,9 +12,9 @@ program's.
 import json
 import sqlite3
 
-from support.cases import copy_case, golden_case_folder
+from support.cases import copy_case, generator, golden_case_folder, two_ipus
 from support.cli import invoke_extract
-from support.paths import EDGE
+from support.paths import EDGE, GOLDEN
 
 NAMED_STEPS = """
     SELECT s.id, s.type, coalesce(nullif(c.name, ''), nullif(p.name, ''), '') AS name
@@ -198,6 +198,44 @@ def test_no_repeated_compute_set_is_no_warning(tmp_path):
         )
     )
     assert counts == {"ok": 17, "warn": 0, "fail": 0, "skipped": 0}
+
+
+def test_on_two_ipus_every_ipus_repeats_must_be_identical_to_warn(tmp_path):
+    # A compute set executed on both IPUs counts once on each; the warning needs all.
+    # The golden profile, generated again with a second IPU (other cycles on it).
+    target = json.loads((GOLDEN / "expected.json").read_text(encoding="ascii"))
+    spec = two_ipus(generator().golden_spec(target))
+    profile = generator().write_case(spec, tmp_path / "two-ipus")
+    ipu_1_only = ONE_DURATION_PER_COMPUTE_SET + " AND ipu = 1"
+    edit(profile, ipu_1_only)
+    first, last, repeated = oracle_repeats(profile)
+    on_1 = [row for row in repeated if row[0] == 1]
+    assert len(on_1) == len(repeated) - len(on_1) > 0
+    assert all(row[2] == row[3] for row in on_1)
+    assert not any(row[2] == row[3] for row in repeated if row[0] == 0)
+    code, found, counts, stderr = doctor(profile)
+    assert (code, stderr, found["status"], counts["warn"]) == (0, "", "ok", 0)
+    assert found["data"] == expected_data(first, last, repeated)
+    assert found["detail"] == (
+        "inference 1 (steps {} to {}): {} of the {} compute sets executed twice or more on "
+        "an IPU took the same cycles every time (counted per IPU: IPU 0: 0 of {}; IPU 1: {} "
+        "of {})".format(first, last, len(on_1), len(repeated), *[len(on_1)] * 3)
+    )
+
+    edit(profile, ONE_DURATION_PER_COMPUTE_SET)
+    first, last, repeated = oracle_repeats(profile)
+    code, found, _counts, stderr = doctor(profile)
+    assert (code, found["status"]) == (0, "warn")
+    assert found["data"] == expected_data(first, last, repeated)
+    assert stderr == (
+        "extract: warning: {}: inference 1 (steps {} to {}): all {} compute sets executed "
+        "twice or more on an IPU took the same cycles every time (counted per IPU: IPU 0: {} "
+        "of {}; IPU 1: {} of {}): the profile may record one duration per compute set, not "
+        "one per execution: statistics over blocks or runs that reuse compute sets (extract "
+        "blocks' statistics, extract compare --stat) show no variance by construction\n".format(
+            profile, first, last, len(repeated), *[len(on_1)] * 4
+        )
+    )
 
 
 def test_a_failing_check_still_exits_1_beside_the_warning(tmp_path):

@@ -10,7 +10,7 @@ the installed stage rules): the same computation, not a second one.
 """
 
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 from .doctorchecks import OK, WARN, DoctorCheck, doctor_check
 
@@ -78,8 +78,8 @@ def check_repeats(path) -> DoctorCheck:
         how_many = ("the " if repeated == 1 else "all ") + sets
     else:
         how_many = "{} of the {}".format(identical, sets)
-    detail = "{}: {} executed twice or more {} took the same cycles every time".format(
-        where, how_many, _on(per_ipu)
+    detail = "{}: {} executed twice or more {} took the same cycles every time{}".format(
+        where, how_many, *_on(per_ipu)
     )
     if identical == repeated:
         return doctor_check("repeats", WARN, detail, IDENTICAL_MEANS, **data)
@@ -93,16 +93,15 @@ def check_repeats(path) -> DoctorCheck:
     )
 
 
-def _on(per_ipu: List[dict]) -> str:
-    """Where the compute sets were counted: on the one IPU, or on each (a compute set
-    executed on two IPUs counts once on each)."""
-    counted = [ipu for ipu in per_ipu if ipu["compute_sets"]]
+def _on(per_ipu: List[dict]) -> Tuple[str, str]:
+    """Where the compute sets were counted, and after it, on several IPUs, the counts
+    of each (a compute set executed on two IPUs counts once on each)."""
     if len(per_ipu) == 1:
-        return "on IPU {}".format(per_ipu[0]["ipu"])
-    return "on an IPU ({})".format(
+        return "on IPU {}".format(per_ipu[0]["ipu"]), ""
+    return "on an IPU", " (counted per IPU: {})".format(
         "; ".join(
             "IPU {}: {} of {}".format(ipu["ipu"], ipu["identical"], ipu["compute_sets"])
-            for ipu in counted
+            for ipu in per_ipu
         )
     )
 
