@@ -81,10 +81,10 @@ def stages_command(
         "rows per step against the IPU count, the per-tile variables "
         "(autoReport.outputLoweredVars), and whether the compute sets inference 1 executes "
         "twice or more took different cycles (a warning when none did: statistics over "
-        "blocks would then show no variance by construction). Each check is ok, warn, fail or skipped (without "
-        "pva: the pva checks), with what it means for the summary. Exit code 1 when a check "
-        "fails. To report one: open an issue in the repository you got extractor from, "
-        "with the --json output attached."
+        "blocks would then show no variance by construction). Each check is ok, warn, fail "
+        "or skipped (without pva: the pva checks), with what it means for the summary. Exit "
+        "code 1 when a check fails. To report one: open an issue in the repository you got "
+        "extractor from, with the --json output attached."
     ),
 )
 def doctor_command(

@@ -1,11 +1,13 @@
 """`extract doctor`: does extract read this profile right?
 
 Each check (doctorchecks.py) tests one of the summary's assumptions on the user's own
-profile, against its SQL tables and the real `pva` (doctorsides.py). Here: running them,
-in order (without pva the checks that need only SQL run and the others are `skipped`,
-with the reason; a check that raises is a `fail` saying what it met, and the others
-still run), and their answer as JSON (`run_checks`, `extract doctor --json`) and as text
-(`doctor_text`).
+profile, against its SQL tables and the real `pva` (doctorsides.py); the last one
+(repeatcheck.py) asks whether the profile's cycles can vary between executions of a
+compute set, and is also a warning line on stderr when they look as if they cannot.
+Here: running them, in order (without pva the checks that need only SQL run and the
+others are `skipped`, with the reason; a check that raises is a `fail` saying what it
+met, and the others still run), and their answer as JSON (`run_checks`, `extract doctor
+--json`) and as text (`doctor_text`).
 """
 
 from typing import Callable, List, Optional
