@@ -42,6 +42,7 @@ CHECKS = [
     "steps_by_ipu_rows",
     "vars_info",
     "clock",
+    "repeats",
 ]
 PVA_CHECKS = CHECKS[1:13]
 FIXTURE_FOLDERS = {"vit-f8weight": golden_case_folder()}
@@ -94,7 +95,7 @@ def test_text_output_says_each_check(tmp_path):
     assert result.code == 0, result
     text = result.stdout.decode("utf-8")
     lines = text.splitlines()
-    assert lines[0].endswith("profile.pop: 16 ok, 0 warn, 0 fail, 0 skipped")
+    assert lines[0].endswith("profile.pop: 17 ok, 0 warn, 0 fail, 0 skipped")
     for name in CHECKS:
         assert any(line.split()[:2] == ["ok", name] for line in lines[1:]), name
     assert "as it assumes" in lines[-1]
@@ -250,7 +251,8 @@ def test_without_pva_the_sql_checks_run_and_the_rest_are_skipped():
         "IPU count is unknown (pva is not available)"
         in check(answer, "steps_by_ipu_rows")["detail"]
     )
-    assert answer["counts"] == {"ok": 3, "warn": 1, "fail": 0, "skipped": 12}
+    assert found["repeats"] == "ok"  # SQL only: extract breakdown's counts, without pva
+    assert answer["counts"] == {"ok": 4, "warn": 1, "fail": 0, "skipped": 12}
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from typing import Optional
 import typer
 
 from .app import AS_JSON, PROFILE, app, no_pva_option
-from .exits import report_errors, stoppable
+from .exits import report_errors, say, stoppable
 
 
 @app.command(
@@ -78,11 +78,13 @@ def stages_command(
         "Check that extract reads a profile right: its SQL against pva, check by check.\n\n"
         "Cross-checks what the summary assumes: that pva's program ids and compute set "
         "indices are the profile's, the type of pva's code bytes, how pva's lists behave, "
-        "rows per step against the IPU count, and the per-tile variables "
-        "(autoReport.outputLoweredVars). Each check is ok, warn, fail or skipped (without "
-        "pva: the pva checks), with what it means for the summary. Exit code 1 when a check "
-        "fails. To report one: open an issue in the repository you got extractor from, "
-        "with the --json output attached."
+        "rows per step against the IPU count, the per-tile variables "
+        "(autoReport.outputLoweredVars), and whether the compute sets inference 1 executes "
+        "twice or more took different cycles (a warning when none did: statistics over "
+        "blocks would then show no variance by construction). Each check is ok, warn, fail "
+        "or skipped (without pva: the pva checks), with what it means for the summary. Exit "
+        "code 1 when a check fails. To report one: open an issue in the repository you got "
+        "extractor from, with the --json output attached."
     ),
 )
 def doctor_command(
@@ -94,7 +96,7 @@ def doctor_command(
     from ..diagnose.doctor import doctor_text, run_checks
     from ..output import print_answer
 
-    answer = report_errors(stoppable(lambda: run_checks(profile)))
+    answer = report_errors(stoppable(lambda: run_checks(profile, say=say)))
     report_errors(lambda: print_answer(answer, as_json, doctor_text))
     if not answer["ok"]:
         raise typer.Exit(1)

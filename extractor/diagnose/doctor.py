@@ -1,14 +1,16 @@
 """`extract doctor`: does extract read this profile right?
 
 Each check (doctorchecks.py) tests one of the summary's assumptions on the user's own
-profile, against its SQL tables and the real `pva` (doctorsides.py). Here: running them,
-in order (without pva the checks that need only SQL run and the others are `skipped`,
-with the reason; a check that raises is a `fail` saying what it met, and the others
-still run), and their answer as JSON (`run_checks`, `extract doctor --json`) and as text
-(`doctor_text`).
+profile, against its SQL tables and the real `pva` (doctorsides.py); the last one
+(repeatcheck.py) asks whether the profile's cycles can vary between executions of a
+compute set, and is also a warning line on stderr when they look as if they cannot.
+Here: running them, in order (without pva the checks that need only SQL run and the
+others are `skipped`, with the reason; a check that raises is a `fail` saying what it
+met, and the others still run), and their answer as JSON (`run_checks`, `extract doctor
+--json`) and as text (`doctor_text`).
 """
 
-from typing import List
+from typing import Callable, List, Optional
 
 from .. import __version__
 from ..errors import one_line, shown_path
@@ -32,10 +34,12 @@ from .doctorchecks import (
 )
 from .doctorsides import PvaSide, SqlSide, read_sql
 from .inspection import pva_status, report_versions
+from .repeatcheck import check_repeats, repeats_warning
 from .targetchecks import check_clock, check_steps_by_ipu_rows, check_vars_info
 
 #: The `format` value of `extract doctor --json`: bumped when a key changes meaning.
 JSON_FORMAT = "extract-doctor/1"
+Say = Callable[[str, str], None]  # say(kind, message): one line on stderr
 # Where the text's last line sends its reader: the project's tracker, as the docs say.
 TO_REPORT_IT = (
     "To report it: open an issue in the repository you got extractor from, with "
@@ -50,9 +54,11 @@ def _skipped(names, reason: str) -> List[DoctorCheck]:
 
 
 #: The checks skipped without pva: all but the first (is pva there) and those that say
-#: what they can without it (the tables against the target, and the clock).
+#: what they can without it (the tables against the target, the clock, the repeats).
 PVA_CHECKS = tuple(
-    name for name in CHECK_NAMES if name not in ("pva", "steps_by_ipu_rows", "vars_info", "clock")
+    name
+    for name in CHECK_NAMES
+    if name not in ("pva", "steps_by_ipu_rows", "vars_info", "clock", "repeats")
 )
 
 
@@ -66,11 +72,13 @@ WITHOUT_PVA = (
 )
 
 
-def run_checks(path, pva=None) -> dict:
+def run_checks(path, pva=None, say: Optional[Say] = None) -> dict:
     """Every check on the profile at `path`, as the JSON `extract doctor --json` prints.
 
     `pva`: the module to use (default: import it; without it the pva checks are
-    skipped). ProfileError when extract cannot read the profile at all."""
+    skipped). `say`: given, a `repeats` warning (check_repeats) also goes to
+    `say("warning", "<profile>: <warning>")`. ProfileError when extract cannot read the
+    profile at all."""
     sql = read_sql(path)
     checks: List[DoctorCheck] = []
     side = None
@@ -131,6 +139,10 @@ def run_checks(path, pva=None) -> dict:
     checks.append(_guarded("steps_by_ipu_rows", lambda: check_steps_by_ipu_rows(sql, side)))
     checks.append(_guarded("vars_info", lambda: check_vars_info(sql, side)))
     checks.append(_guarded("clock", lambda: check_clock(side)))
+    repeats = _guarded("repeats", lambda: check_repeats(path))
+    checks.append(repeats)
+    if say is not None and repeats.status == WARN:
+        say("warning", "{}: {}".format(shown_path(path), repeats_warning(repeats)))
     return doctor_answer(path, checks)
 
 

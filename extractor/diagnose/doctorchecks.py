@@ -45,6 +45,7 @@ CHECK_NAMES = (
     "steps_by_ipu_rows",
     "vars_info",
     "clock",
+    "repeats",
 )
 
 
