@@ -69,6 +69,16 @@ BUDGET = typer.Option(
     "each metric may be. Checked values are marked; exit code 3 when a check fails.",
 )
 PROFILE = typer.Argument(..., metavar="PROFILE", help="A profile.pop file.")
+#: A profile the command checks itself (a one-line error, not typer's, when unreadable).
+PROFILE_CHECKED = typer.Argument(..., metavar="PROFILE", readable=False, help="A profile.pop file.")
+#: -o of a command whose output may go to a terminal.
+OUTPUT_OR_STDOUT = typer.Option(
+    None,
+    "--output",
+    "-o",
+    metavar="FILE",
+    help="Where to write ('-' or nothing: standard output). Written atomically.",
+)
 AS_JSON = typer.Option(False, "--json", help="Print JSON for machines.")
 
 

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, List, Optional
 import typer
 
 from ..render import BREAKDOWN_FORMATS
-from .app import DEBUG, RULES, app, no_pva_option, timeout_option
+from .app import (
+    DEBUG,
+    OUTPUT_OR_STDOUT,
+    PROFILE_CHECKED,
+    RULES,
+    app,
+    no_pva_option,
+    timeout_option,
+)
 from .exits import report_errors, say
 
 BREAKDOWN_HELP = (
@@ -29,9 +37,7 @@ else:
 
 @app.command("breakdown", help=BREAKDOWN_HELP)
 def breakdown_command(
-    profile: Path = typer.Argument(
-        ..., metavar="PROFILE", readable=False, help="A profile.pop file."
-    ),
+    profile: Path = PROFILE_CHECKED,
     candidate: Optional[Path] = typer.Argument(
         None,
         metavar="CANDIDATE",
@@ -62,13 +68,7 @@ def breakdown_command(
         help="markdown (for a person), json (everything), csv (a line per table row) or "
         "folded (flame-graph stacks, one profile).",
     ),
-    output: Optional[str] = typer.Option(
-        None,
-        "--output",
-        "-o",
-        metavar="FILE",
-        help="Where to write ('-' or nothing: standard output). Written atomically.",
-    ),
+    output: Optional[str] = OUTPUT_OR_STDOUT,
     rules_file: Optional[Path] = RULES,
     no_pva: bool = no_pva_option(
         "Without PopVision's Python API: tile_balance (which needs the tiles per IPU) is null."

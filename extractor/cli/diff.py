@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from ..render import DIFF_FORMATS
-from .app import DEBUG, RULES, app, no_pva_option, timeout_option
+from .app import DEBUG, OUTPUT_OR_STDOUT, RULES, app, no_pva_option, timeout_option
 from .exits import report_errors, say
 
 DIFF_HELP = (
@@ -62,13 +62,7 @@ def diff_command(
     top: int = typer.Option(
         20, "--top", metavar="N", help="markdown: list the N largest step changes."
     ),
-    output: Optional[str] = typer.Option(
-        None,
-        "--output",
-        "-o",
-        metavar="FILE",
-        help="Where to write ('-' or nothing: standard output). Written atomically.",
-    ),
+    output: Optional[str] = OUTPUT_OR_STDOUT,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors."),
     timeout: float = timeout_option("End the command if it takes longer, as failed; 0: no limit."),
     debug: bool = DEBUG,

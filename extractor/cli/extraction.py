@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, List, Optional
 import typer
 
 from ..render import BLOCKS_FORMATS
-from .app import DEBUG, RULES, app, no_pva_option, timeout_option
+from .app import (
+    DEBUG,
+    OUTPUT_OR_STDOUT,
+    PROFILE_CHECKED,
+    RULES,
+    app,
+    no_pva_option,
+    timeout_option,
+)
 from .exits import exit_with, line, report_errors, say, stoppable
 
 
@@ -162,16 +170,8 @@ else:
     ),
 )
 def blocks_command(
-    profile: Path = typer.Argument(
-        ..., metavar="PROFILE", readable=False, help="A profile.pop file."
-    ),
-    output: Optional[str] = typer.Option(
-        None,
-        "--output",
-        "-o",
-        metavar="FILE",
-        help="Where to write ('-' or nothing: standard output). Written atomically.",
-    ),
+    profile: Path = PROFILE_CHECKED,
+    output: Optional[str] = OUTPUT_OR_STDOUT,
     output_format: BlocksFormat = typer.Option(
         BLOCKS_FORMATS.default,
         "--format",

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from ..render import MEMORY_FORMATS
-from .app import DEBUG, RULES, app, no_pva_option, timeout_option
+from .app import (
+    DEBUG,
+    OUTPUT_OR_STDOUT,
+    PROFILE_CHECKED,
+    RULES,
+    app,
+    no_pva_option,
+    timeout_option,
+)
 from .exits import report_errors, say
 
 # --format's choices, from memory's registry of renderers (imported only when used); mypy,
@@ -28,16 +36,8 @@ else:
     ),
 )
 def memory_command(
-    profile: Path = typer.Argument(
-        ..., metavar="PROFILE", readable=False, help="A profile.pop file."
-    ),
-    output: Optional[str] = typer.Option(
-        None,
-        "--output",
-        "-o",
-        metavar="FILE",
-        help="Where to write ('-' or nothing: standard output). Written atomically.",
-    ),
+    profile: Path = PROFILE_CHECKED,
+    output: Optional[str] = OUTPUT_OR_STDOUT,
     output_format: MemoryFormat = typer.Option(
         MEMORY_FORMATS.default,
         "--format",
