@@ -175,12 +175,12 @@ class Profile(SQLiteFile):
                         )
             if "steps" not in self._tables:  # a reader of other tables (extract memory)
                 return
-            self._steps_by_ipu_has_rowid = self._has_rowid("steps_by_ipu")
-            self._check_unique("programs", "id")
-            self._check_unique("compute_sets", "compute_set")
+            self._steps_by_ipu_has_rowid = self.has_rowid("steps_by_ipu")
+            self.check_unique("programs", "id")
+            self.check_unique("compute_sets", "compute_set")
             self._steps_id_is_rowid = self._is_rowid_alias("steps", "id")
             if not self._steps_id_is_rowid:
-                self._check_unique("steps", "id")
+                self.check_unique("steps", "id")
                 self._check_whole("steps", "id")
         except SQL_ERRORS as exc:
             raise self.error(exc) from exc

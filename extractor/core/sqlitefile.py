@@ -252,7 +252,7 @@ class SQLiteFile:
                 ),
             )
 
-    def _check_unique(self, table: str, column: str) -> None:
+    def check_unique(self, table: str, column: str) -> None:
         """A key the spec joins on must name one row: a repeat would repeat step rows."""
         repeated = self.db.execute(
             'SELECT "{0}" FROM "{1}" WHERE "{0}" IS NOT NULL GROUP BY "{0}" '
@@ -286,10 +286,10 @@ class SQLiteFile:
             len(keys) == 1
             and keys[0][1] == column
             and str(keys[0][2]).upper() == "INTEGER"
-            and self._has_rowid(table)
+            and self.has_rowid(table)
         )
 
-    def _has_rowid(self, table: str) -> bool:
+    def has_rowid(self, table: str) -> bool:
         try:
             self.db.execute('SELECT rowid FROM "{}" LIMIT 0'.format(table))
             return True

@@ -62,12 +62,12 @@ def read_tiles(path: StrPath) -> TileRows:
 
 
 def _read(profile: Profile) -> TileRows:
-    if not profile._has_rowid("memory_by_tile"):
+    if not profile.has_rowid("memory_by_tile"):
         raise ProfileError(
             profile.path,
             "table 'memory_by_tile' has no rowid: its rows have no order to number the tiles by",
         )
-    profile._check_unique("var_categories", "id")
+    profile.check_unique("var_categories", "id")
     totals = []  # type: List[int]
     for tile, (total,) in enumerate(profile.db.execute(_TOTALS)):
         if type(total) is not int or total < 0:
