@@ -74,9 +74,10 @@ class ProfileAnalysis:
         from .outputchecks import check_outputs
         from .run.single import summary_outputs
 
-        check_outputs(summary_outputs(str(output), csv, blocks), [self.path], rules=self.rules)
+        derived = ("blocks",) if blocks else ()
+        check_outputs(summary_outputs(str(output), csv, derived), [self.path], rules=self.rules)
         extraction, _ = extract_profile(
-            self.path, output, self.rules, use_pva=self.use_pva, csv=csv, blocks=blocks
+            self.path, output, self.rules, use_pva=self.use_pva, csv=csv, derived=derived
         )
         return extraction.warnings
 

@@ -154,13 +154,14 @@ def load_recordings(arguments: Sequence, labels: Sequence[str] = ()) -> List[Rec
 
 
 def files_read(recordings: Sequence[Recording]) -> List[Path]:
-    """What reading these recordings reads or may read: each summary, the blocks.json
-    beside it and its batch folder's index files (for an output that must not be one)."""
-    from ..core.blockformats import blocks_path
+    """What reading these recordings reads or may read: each summary, the derived files
+    beside it (blocks.json...) and its batch folder's index files (for an output that
+    must not be one)."""
+    from ..derived import DERIVED_FILES
 
     files: List[Path] = []
     for recording in recordings:
-        files += [recording.path, blocks_path(recording.path)]
+        files += [recording.path] + [d.path(recording.path) for d in DERIVED_FILES]
         batch = recording.origin.batch if recording.origin else None
         if batch is not None:
             files += sorted(batch.glob("index*.jsonl"))
