@@ -31,6 +31,9 @@ class DerivedFile(NamedTuple):
     # "module:function"(summary, data) -> Optional[str]: where a file that no index
     # vouches for says something else than the summary beside it (None: they agree).
     disagreement: str
+    # "module:function"(data) -> {metric name: number}: what compare, table, report and
+    # budgets see of a file that belongs (core/metrics.py names them); None: nothing.
+    metrics: Optional[str] = None
 
     @property
     def option(self) -> str:
@@ -46,7 +49,7 @@ class DerivedFile(NamedTuple):
         return Path(summary_path).parent / self.name
 
     def function(self, role: str) -> Callable[..., Any]:
-        """The function of `role` ("make", "read", "disagreement")."""
+        """The function of `role` ("make", "read", "disagreement", "metrics")."""
         module, name = getattr(self, role).split(":")
         return getattr(importlib.import_module(module), name)
 
@@ -66,6 +69,7 @@ DERIVED_FILES: Tuple[DerivedFile, ...] = (
         "extractor.breakdown.derived:breakdown_file",
         "extractor.breakdown.derived:read_breakdown_json",
         "extractor.breakdown.derived:breakdown_disagreement",
+        "extractor.core.metrics:breakdown_metrics",
     ),
     DerivedFile(
         "memory",
@@ -73,6 +77,7 @@ DERIVED_FILES: Tuple[DerivedFile, ...] = (
         "extractor.memory.derived:memory_file",
         "extractor.memory.derived:read_memory_json",
         "extractor.memory.derived:memory_disagreement",
+        "extractor.core.metrics:memory_metrics",
     ),
 )
 

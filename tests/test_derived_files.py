@@ -198,3 +198,150 @@ def test_a_killed_batch_rerun_finishes_the_rest_with_their_files(tmp_path):
         folder = out / Path(key).parent
         for name in DERIVED:
             assert entry[name.split(".")[0] + "_sha256"] == sha256(folder / name)
+
+
+# ---- their metrics in table, compare and budgets, only while they belong ----------------
+
+
+def _table(cwd: Path, *paths) -> dict:
+    """`extract table --format csv`'s values, by (recording, metric)."""
+    import csv
+    import io
+
+    result = invoke_extract("table", *paths, "--format", "csv", cwd=cwd)
+    assert result.code == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout.decode())))
+    return {(row["recording"], row["metric"]): row["value"] for row in rows}
+
+
+def _of(found: dict, recording: str, prefix: str) -> dict:
+    return {m: v for (r, m), v in found.items() if r == recording and m.startswith(prefix)}
+
+
+def _time_metrics(breakdown: dict) -> dict:
+    """The spec's time: metrics of a breakdown.json, read here: the largest over the IPUs
+    of its first window."""
+    found = {}
+    for ipu in breakdown["windows"][0]["ipus"]:
+        named = [("time:cycles", ipu["cycles"]), ("time:span", ipu["span"])]
+        named += [("time:kind:" + k["kind"], k["cycles"]) for k in ipu["kinds"]]
+        named += [("time:stage:" + k["stage"], k["cycles"]) for k in ipu["stages"]]
+        named += [("time:layer:" + k["layer"], k["cycles"]) for k in ipu["layers"]]
+        for name, cycles in named:
+            found[name] = str(max(cycles, int(found.get(name, cycles))))
+    return found
+
+
+def test_table_reads_their_metrics_only_while_they_belong(tmp_path):
+    copy_case(TILE_MEMORY, tmp_path / "runs" / "a")
+    copy_case(EDGE / "multi-ipu", tmp_path / "runs" / "b")
+    result = invoke_extract("runs", "-o", "out", "--breakdown", "--memory", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    found = _table(tmp_path, "out")
+    # fixtures/tile-memory/README.md: the fullest tile 40 holds 707628 bytes, three tiles
+    # are over the limit of 638976, so the headroom is 638976 - 707628.
+    memory = _of(found, "a", "memory:")
+    assert (memory["memory:max"], memory["memory:over"], memory["memory:headroom"]) == (
+        "707628",
+        "3",
+        "-68652",
+    )
+    assert found[("a", "memory:min")] == found[("a", "allocated_memory:min")]
+    assert found[("a", "memory_category:stack:max")] == "16384"
+    assert ("a", "liveness:peak") in found
+    for label in ("a", "b"):
+        breakdown = json.loads((tmp_path / "out" / label / "breakdown.json").read_bytes())
+        assert _of(found, label, "time:") == _time_metrics(breakdown)
+    # A breakdown.json changed since the index recorded it: its metrics are gone, the
+    # rest stay.
+    stale = tmp_path / "out" / "a" / "breakdown.json"
+    stale.write_bytes(stale.read_bytes() + b"\n")
+    found = _table(tmp_path, "out")
+    assert _of(found, "a", "time:") == {} and _of(found, "b", "time:") != {}
+    assert _of(found, "a", "memory:") == memory
+    # The batch run again without --memory: the memory.json left beside is not this
+    # extraction's (the index line says memory false), so it is not read as current.
+    result = invoke_extract("runs", "-o", "out", "--force", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    assert (tmp_path / "out" / "a" / "memory.json").exists()
+    found = _table(tmp_path, "out")
+    assert [m for (_r, m) in found if m.split(":")[0] in ("time", "memory", "liveness")] == []
+
+
+def test_a_single_runs_files_belong_only_when_they_agree(tmp_path):
+    profile = copy_case(EDGE / "multi-ipu", tmp_path / "b")
+    single = tmp_path / "single" / "summary.json"
+    result = invoke_extract(profile, "-o", single, "--breakdown", "--memory")
+    assert result.code == 0, result.stderr
+    found = _table(tmp_path, "single")
+    assert _of(found, "single", "memory:") != {} and _of(found, "single", "time:") != {}
+    # Another profile's files, put beside it: foreign, never read (no index to go by).
+    other = copy_case(TILE_MEMORY, tmp_path / "a")
+    elsewhere = tmp_path / "elsewhere" / "summary.json"
+    result = invoke_extract(other, "-o", elsewhere, "--breakdown", "--memory")
+    assert result.code == 0, result.stderr
+    for name in DERIVED:
+        (single.parent / name).write_bytes((elsewhere.parent / name).read_bytes())
+    found = _table(tmp_path, "single")
+    assert _of(found, "single", "memory:") == {} and _of(found, "single", "time:") == {}
+    # The same profile under the same name, but a memory.json whose totals are not the
+    # summary's allocated memory: foreign too.
+    memory = json.loads((elsewhere.parent / "memory.json").read_bytes())
+    memory["profile"] = str(profile)
+    (single.parent / "memory.json").write_text(json.dumps(memory, indent=2) + "\n")
+    assert _of(_table(tmp_path, "single"), "single", "memory:") == {}
+    # The same profile's name, but a first window that does not hold the summary's
+    # kernels (multi-ipu's first body: steps 4 to 8): foreign.
+    breakdown = json.loads((elsewhere.parent / "breakdown.json").read_bytes())
+    breakdown["profile"] = str(profile)
+    breakdown["windows"][0]["first_step"] = 5
+    (single.parent / "breakdown.json").write_text(json.dumps(breakdown, indent=2) + "\n")
+    assert _of(_table(tmp_path, "single"), "single", "time:") == {}
+    breakdown["windows"][0]["first_step"], breakdown["windows"][0]["last_step"] = 0, 100
+    (single.parent / "breakdown.json").write_text(json.dumps(breakdown, indent=2) + "\n")
+    assert _of(_table(tmp_path, "single"), "single", "time:") != {}  # weaker than an index
+    # Not JSON (not written by extract at all): passed over too, the rest of the table
+    # as it was.
+    (single.parent / "memory.json").write_bytes(b"not json")
+    found = _table(tmp_path, "single")
+    assert _of(found, "single", "memory:") == {} and ("single", "stage:MLP up") in found
+
+
+def test_budgets_gate_them(tmp_path):
+    copy_case(TILE_MEMORY, tmp_path / "runs" / "a")
+    copy_case(EDGE / "multi-ipu", tmp_path / "runs" / "b")
+    result = invoke_extract("runs", "-o", "out", "--breakdown", "--memory", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[budgets]\n"memory:max" = "<= 620000"\n"time:stage:*" = "+2%"\n')
+    result = invoke_extract(
+        "compare", "out/a", "out/b", "--budget", gate, "--format", "csv", cwd=tmp_path
+    )
+    assert result.code == 3, result.stderr
+    lines = result.stdout.decode().splitlines()
+    failed = [line for line in lines if "fail" in line]
+    # a's fullest tile (707628 bytes) is over 620000; b's MLP up took 455 all cycles
+    # against a's 428 (+6.3%), over +2%: the two failures, and only those.
+    assert len(failed) == 2, lines
+    assert failed[0].startswith('"all cycles, inference 1 (breakdown.json)",time:stage:MLP up,')
+    assert ",428,," in failed[0] and ",455,6.3" in failed[0]
+    assert failed[1].startswith("tile memory (memory.json),memory:max,bytes,707628,fail <=620000")
+    # Without the files, the same budget matches no memory: metric: a usage error.
+    plain = invoke_extract("runs", "-o", "plain", cwd=tmp_path)
+    assert plain.code == 0, plain.stderr
+    result = invoke_extract("compare", "plain/a", "plain/b", "--budget", gate, cwd=tmp_path)
+    one_error(result, 2, "memory:max", "matches no metric")
+
+
+def test_a_derived_file_linked_out_of_the_folder_given_is_never_read(tmp_path):
+    profile = copy_case(EDGE / "multi-ipu", tmp_path / "p")
+    result = invoke_extract(profile, "-o", tmp_path / "out" / "s" / "summary.json", "--memory")
+    assert result.code == 0, result.stderr
+    outside = tmp_path / "outside.json"
+    (tmp_path / "out" / "s" / "memory.json").rename(outside)
+    (tmp_path / "out" / "s" / "memory.json").symlink_to(outside)
+    line = one_error(invoke_extract("table", "out", cwd=tmp_path), 1)
+    assert line == (
+        "extract: error: out/s/memory.json: is a symbolic link that leads out of the "
+        "folder given: not read"
+    )

@@ -210,7 +210,7 @@ def build_page(
     checks (or None without a budget)."""
     drawn, untrusted = _heat_map_blocks(recordings)
     order = stage_order([blocks.stages for _recording, blocks in drawn])
-    found = [metrics(r.summary) for r in recordings]
+    found = [metrics(r.summary, r.beside) for r in recordings]
     columns = columns_for(found, order)
     base = found[baseline]
     rows = []
