@@ -345,3 +345,21 @@ def test_a_derived_file_linked_out_of_the_folder_given_is_never_read(tmp_path):
         "extract: error: out/s/memory.json: is a symbolic link that leads out of the "
         "folder given: not read"
     )
+
+
+def test_a_derived_files_warning_is_named_by_it(tmp_path):
+    profile = copy_case(EDGE / "no-aggregate-rows", tmp_path / "p")
+    out = tmp_path / "out" / "summary.json"
+    result = invoke_extract(profile, "-o", out, "--memory")
+    assert result.code == 0, result.stderr
+    assert result.stderr == (
+        "extract: warning: {}: memory.json: memory_by_tile has no rows: no tile memory to "
+        "show\n".format(profile)
+    )
+    quiet = invoke_extract(profile, "-o", out, "--memory", "-q")
+    assert quiet.code == 0 and quiet.stderr == ""
+    # A batch records it among the line's warnings.
+    result = invoke_extract(tmp_path / "p", "-o", tmp_path / "batch", "--memory", "-q")
+    assert result.code == 0, result.stderr
+    (entry,) = index_lines(tmp_path / "batch")
+    assert entry["warnings"] == ["memory.json: memory_by_tile has no rows: no tile memory to show"]
