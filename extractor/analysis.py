@@ -65,18 +65,27 @@ class ProfileAnalysis:
         """summary.json as a dict (docs/formats/summary.md); `summary_bytes` gives its bytes."""
         return self.extraction().summary
 
-    def write_summary(self, output: StrPath, csv: bool = False, blocks: bool = False) -> List[str]:
+    def write_summary(
+        self,
+        output: StrPath,
+        csv: bool = False,
+        blocks: bool = False,
+        breakdown: bool = False,
+        memory: bool = False,
+    ) -> List[str]:
         """Write summary.json to `output` as `extract PROFILE -o OUTPUT` does (with `csv`:
-        steps.csv and first-body.csv beside it; with `blocks`: blocks.json), all checked
-        first, changing together; return the warnings. UsageError for an output that is
-        one of the inputs."""
+        steps.csv and first-body.csv beside it; with `blocks`, `breakdown`, `memory`:
+        blocks.json, breakdown.json, memory.json), all checked first, changing together;
+        return the warnings. UsageError for an output that is one of the inputs."""
         from .core.pipeline import extract_profile
         from .outputchecks import check_outputs
         from .run.single import summary_outputs
 
-        check_outputs(summary_outputs(str(output), csv, blocks), [self.path], rules=self.rules)
+        asked = (("blocks", blocks), ("breakdown", breakdown), ("memory", memory))
+        derived = tuple(key for key, wanted in asked if wanted)
+        check_outputs(summary_outputs(str(output), csv, derived), [self.path], rules=self.rules)
         extraction, _ = extract_profile(
-            self.path, output, self.rules, use_pva=self.use_pva, csv=csv, blocks=blocks
+            self.path, output, self.rules, use_pva=self.use_pva, csv=csv, derived=derived
         )
         return extraction.warnings
 

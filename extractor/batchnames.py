@@ -5,14 +5,17 @@ inside a folder it reads (targets)."""
 import fnmatch
 from typing import Optional, Tuple
 
+from .derived import DERIVED_NAMES
+
 #: The index a whole batch (or a merge of its shards) writes.
 INDEX_NAME = "index.jsonl"
 
 #: The index shard K of N writes: `index-shard-K-of-N.jsonl`.
 SHARD_INDEX_PATTERN = "index-shard-*.jsonl"
 
-#: The files a batch writes under fixed names (beside them, its shards' indexes).
-BATCH_FILE_NAMES = ("summary.json", "blocks.json", INDEX_NAME, "steps.csv", "first-body.csv")
+#: The files a batch writes under fixed names (beside them, its shards' indexes; and the
+#: derived files, derived.py, blocks.json first).
+BATCH_FILE_NAMES = ("summary.json",) + DERIVED_NAMES + (INDEX_NAME, "steps.csv", "first-body.csv")
 
 
 def index_name(shard: Optional[Tuple[int, int]] = None) -> str:

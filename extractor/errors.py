@@ -101,6 +101,11 @@ class BlocksFileError(ExtractorError):
     describes it."""
 
 
+class DerivedFileError(ExtractorError):
+    """A breakdown.json or memory.json beside a summary cannot be read, or is not a JSON
+    object."""
+
+
 class CompareError(ExtractorError):
     """Recordings that cannot be compared (nothing in common)."""
 

@@ -112,7 +112,9 @@ def _summary(call: Call, work: Path, cli: Path) -> Set[Path]:
 
 def _write_summary(call: Call, work: Path, cli: Path) -> Set[Path]:
     a, output = call.analysis, Path(call.arguments["output"])
-    flags = ["--csv"] * call.arguments["csv"] + ["--blocks"] * call.arguments["blocks"]
+    flags = [
+        "--" + name for name in ("csv", "blocks", "breakdown", "memory") if call.arguments.get(name)
+    ]
     result = _extract(work, a, a.path, "-o", cli / output.name, *flags, *_options(a))
     assert result.stderr == _warning_lines(call.result, str(a.path) + ": ")
     return _same_files(work, work / output.parent, work / cli)

@@ -1,6 +1,7 @@
 """No command writes over a file it reads: every file a command is given to read
 (profiles, summaries and batch folders, --rules, --budget) is refused as one of its
-outputs (-o, --chart, --junit, the --csv and --blocks files beside a summary), in one
+outputs (-o, --chart, --junit, the --csv, --blocks, --breakdown and --memory files
+beside a summary), in one
 line (exit 2), with nothing written and the input as it was.
 
 The table below holds one run for each file parameter of each command that writes
@@ -31,6 +32,8 @@ CASES = {
     ("run", "rules_file", "-o"): "PROFILE -o RULES --rules RULES",
     ("run", "rules_file", "--csv"): "PROFILE -o s.json --csv --rules STEPS",
     ("run", "rules_file", "--blocks"): "PROFILE -o s.json --blocks --rules BLOCKS",
+    ("run", "rules_file", "--breakdown"): "PROFILE -o s.json --breakdown --rules BREAKDOWN",
+    ("run", "rules_file", "--memory"): "PROFILE -o s.json --memory --rules MEMORY",
     ("blocks", "profile", "-o"): "blocks PROFILE -o PROFILE",
     ("blocks", "rules_file", "-o"): "blocks PROFILE -o RULES --rules RULES",
     ("memory", "profile", "-o"): "memory PROFILE -o PROFILE",
@@ -61,12 +64,13 @@ CASES = {
 }
 
 #: The options whose file is beside the summary (-o s.json: steps.csv, blocks.json).
-BESIDE = {"--csv": "STEPS", "--blocks": "BLOCKS"}
+BESIDE = {"--csv": "STEPS", "--blocks": "BLOCKS", "--breakdown": "BREAKDOWN", "--memory": "MEMORY"}
 
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
-    """Two profiles, their summaries, a rules file (also as steps.csv and blocks.json:
+    """Two profiles, their summaries, a rules file (also as steps.csv, blocks.json,
+    breakdown.json and memory.json:
     TOML under a batch file's name), a budget file (also named .svg)."""
     root = tmp_path_factory.mktemp("inputs")
     files = {
@@ -85,7 +89,9 @@ def inputs(tmp_path_factory):
     shutil.copyfile(str(REPO / "stage_rules.toml"), str(files["RULES"]))
     files["STEPS"] = root / "steps.csv"
     files["BLOCKS"] = root / "blocks.json"
-    for name in ("STEPS", "BLOCKS"):
+    files["BREAKDOWN"] = root / "breakdown.json"
+    files["MEMORY"] = root / "memory.json"
+    for name in ("STEPS", "BLOCKS", "BREAKDOWN", "MEMORY"):
         shutil.copyfile(str(files["RULES"]), str(files[name]))
     files["BUDGET"] = root / "gate.toml"
     files["SVG"] = root / "gate.svg"
@@ -143,7 +149,7 @@ def test_a_batch_never_writes_over_its_rules(tmp_path):
     rules.parent.mkdir(parents=True)
     shutil.copyfile(str(REPO / "stage_rules.toml"), str(rules))
     before = rules.read_bytes()
-    for extra in ([], ["--csv"], ["--blocks"]):
+    for extra in ([], ["--csv"], ["--blocks"], ["--breakdown"], ["--memory"]):
         result = invoke_extract("runs", "-o", "out", "--rules", rules, *extra, cwd=tmp_path)
         one_error(
             result,

@@ -72,6 +72,20 @@ def run(
         help="Also write blocks.json (every block of every inference: cycles per stage, "
         "statistics) beside each summary.json, from the same pass.",
     ),
+    breakdown: bool = typer.Option(
+        False,
+        "--breakdown",
+        help="Also write breakdown.json (every cycle of the first inference by kind, "
+        "stage, op and layer, depth 5, as extract breakdown --format json) beside each "
+        "summary.json, changing with it.",
+    ),
+    memory: bool = typer.Option(
+        False,
+        "--memory",
+        help="Also write memory.json (tile memory: the fullest tiles, categories, "
+        "histogram, as extract memory --format json) beside each summary.json, "
+        "changing with it.",
+    ),
     quiet: bool = typer.Option(
         False, "--quiet", "-q", help="Print only errors (and a batch's last line)."
     ),
@@ -91,6 +105,12 @@ def run(
 
         check_timeout(timeout)
         rules = load_rules(rules_file)
+        # The derived files' keys (derived.DERIVED_FILES), in the table's order.
+        derived = tuple(
+            key
+            for key, asked in (("blocks", blocks), ("breakdown", breakdown), ("memory", memory))
+            if asked
+        )
         if len(paths) == 1 and paths[0].is_dir() and paths[0].suffix == ".pop":
             # A folder named like a profile is a mistake, not a batch to write to -o.
             raise ProfileError(paths[0], "is a directory, not a profile")
@@ -107,7 +127,7 @@ def run(
                 quiet=quiet,
                 use_pva=not no_pva,
                 csv=csv,
-                blocks=blocks,
+                derived=derived,
                 timeout=timeout,
             )
             return 0
@@ -126,7 +146,7 @@ def run(
             use_pva=not no_pva,
             csv=csv,
             timeout=timeout,
-            blocks=blocks,
+            derived=derived,
             line=line,
         )
 

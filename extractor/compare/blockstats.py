@@ -93,7 +93,7 @@ def stat_metrics(recording: Recording, data: dict, stat: str) -> dict:
     }
     if data["total"]:
         found[metrics.STAGES_TOTAL] = data["total"][stat]
-    for name, value in metrics.metrics(recording.summary).items():
+    for name, value in metrics.metrics(recording.summary, recording.beside).items():
         if not (name.startswith(metrics.STAGE) or name == metrics.STAGES_TOTAL):
             found[name] = value
     return found

@@ -315,7 +315,7 @@ def check_budget(
     metric of any recording. `found`: each recording's metrics (default: its summary's,
     metrics.metrics; compare --stat gives the stages' statistic over blocks)."""
     if found is None:
-        found = [metrics.metrics(recording.summary) for recording in recordings]
+        found = [metrics.metrics(r.summary, r.beside) for r in recordings]
     check_unmatched(budget, found)
     order = metric_order(found)
     base = found[0]

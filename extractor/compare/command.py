@@ -104,6 +104,7 @@ def run_compare(
     found: Optional[List[dict]] = None  # each recording's metrics, when not its summary's
     blocks: Optional[List[dict]] = None  # each recording's blocks.json, with --stat
     if stat != FIRST:
+        from ..derived import derived_file
         from ..readback.provenance import require_belonging
 
         try:
@@ -111,7 +112,7 @@ def run_compare(
         except MissingBlocks as exc:
             raise UsageError(str(exc)) from None
         for recording, data in zip(recordings, blocks):
-            require_belonging(recording, data)
+            require_belonging(recording, data, derived_file("blocks"))
         comparison = over_blocks(comparison, stat, blocks)
         # With --stat, a budget holds the stages' statistic, as the table shows it.
         found = [stat_metrics(recording, data, stat) for recording, data in zip(recordings, blocks)]

@@ -23,6 +23,8 @@ STAGES, SPANS, QKV, EXCHANGE_MEMORY, ALLOCATED, EXCHANGES = (
     "allocated memory per tile",
     "attention exchanges",
 )
+# The rows of the files beside the summaries (derived.py), when one belongs.
+ALL_CYCLES, TILE_MEMORY = "all cycles, inference 1 (breakdown.json)", "tile memory (memory.json)"
 # The row summing every stage has a section of its own, so no stage label can clash.
 STAGE_TOTAL, TOTAL = "kernel stages, total", "all stages"
 # The unit of the stage rows and their total: sums of kernel rows' cycles, never all of a
@@ -90,7 +92,7 @@ class Comparison(NamedTuple):
             name for name in (metrics.DEVICE_SPAN_MAX, metrics.DEVICE_SPAN_MEAN) if name in checked
         ]
         if extra:
-            found = [metrics.metrics(r.summary) for r in self.recordings]
+            found = [metrics.metrics(r.summary, r.beside) for r in self.recordings]
             after = max(i for i, row in enumerate(rows) if row.section == SPANS) + 1
             rows[after:after] = [
                 _with_change(
@@ -129,6 +131,31 @@ def _exchange_keys(summary: Summary) -> Dict[Tuple[str, int], ExchangeCell]:
         counts[key] = counts.get(key, 0) + 1
         keyed[(key, counts[key])] = ExchangeCell(*exchange)
     return keyed
+
+
+def _beside_unit(name: str) -> str:
+    if name == metrics.TIME_SPAN:
+        return "cycles"  # a span: wall time in cycles
+    if name.startswith(metrics.TIME):
+        return "all cycles"
+    if name == metrics.MEMORY_BALANCE:
+        return "mean / max"
+    if name == metrics.MEMORY_OVER:
+        return "tiles"
+    return "bytes"
+
+
+def _beside_rows(recordings: Sequence[Recording]) -> List[Row]:
+    """A row per metric of the files beside the summaries that belong to them
+    (Recording.beside: breakdown.json's all cycles, memory.json's tile memory), in the
+    order the recordings first have them; none when no recording has any."""
+    found = [r.beside or {} for r in recordings]
+    rows = []
+    for name in _ordered_union(found):
+        section = ALL_CYCLES if name.startswith(metrics.TIME) else TILE_MEMORY
+        values = (each.get(name) for each in found)
+        rows.append(_with_change(section, name, _beside_unit(name), values, name))
+    return rows
 
 
 def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> Comparison:
@@ -209,6 +236,8 @@ def compare(recordings: List[Recording], clock_mhz: Optional[float] = None) -> C
                     prefix + name,
                 )
             )
+
+    rows += _beside_rows(recordings)
 
     keyed = [_exchange_keys(s) for s in summaries]
     known = [s.has_pva for s in summaries]

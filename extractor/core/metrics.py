@@ -5,7 +5,7 @@ here. compare's rows, budgets, `extract table` and the report all name numbers t
 """
 
 import re
-from typing import Dict, Optional, Union
+from typing import Dict, List, Optional, Union
 
 from .model import Summary
 
@@ -71,11 +71,13 @@ def numbered(masked_name: str, occurrence: int) -> str:
 # ---- a summary's metrics -------------------------------------------------------------
 
 
-def metrics(summary: Summary) -> Dict[str, Number]:
+def metrics(summary: Summary, beside: Optional[Dict[str, Number]] = None) -> Dict[str, Number]:
     """The summary's numbers by metric name, in the comparison's row order: stages (in
     the order they first appear), their total, each device span then their max and mean,
     the QKV executions, exchange then allocated memory (min, mean, max), the attention
-    exchanges in pva order. Null or absent numbers are left out."""
+    exchanges in pva order; then `beside`, the metrics of the files beside the summary
+    that belong to it (breakdown_metrics, memory_metrics: a recording's `beside`).
+    Null or absent numbers are left out."""
     found: Dict[str, Number] = {}
 
     def put(name: str, value: Optional[Number]) -> None:
@@ -103,6 +105,102 @@ def metrics(summary: Summary) -> Dict[str, Number]:
         masked = mask_ids(exchange.name)
         seen[masked] = seen.get(masked, 0) + 1
         put(attention_exchange_metric(numbered(masked, seen[masked])), exchange.maximum)
+    for name, value in (beside or {}).items():
+        found.setdefault(name, value)
+    return found
+
+
+# ---- from the files beside a summary (derived.py): breakdown.json, memory.json -------
+
+TIME = "time:"  # breakdown.json's all cycles: + "cycles", "span", "kind:<kind>", ...
+TIME_CYCLES = TIME + "cycles"
+TIME_SPAN = TIME + "span"
+TIME_KIND = TIME + "kind:"  # + a step kind (OnTileExecute, DoExchange, ...)
+TIME_STAGE = TIME + "stage:"  # + a stage's label (or other)
+TIME_LAYER = TIME + "layer:"  # + a layer
+MEMORY = "memory:"  # memory.json's tiles: + "sum", "min", "mean", "max", "balance", ...
+MEMORY_FIGURES = ("sum", "min", "mean", "max")
+MEMORY_BALANCE = MEMORY + "balance"
+MEMORY_OVER = MEMORY + "over"
+MEMORY_HEADROOM = MEMORY + "headroom"
+MEMORY_CATEGORY = "memory_category:"  # + a category's name, ":sum" or ":max"
+LIVENESS_PEAK = "liveness:peak"
+
+
+def memory_category_metric(name: str, figure: str) -> str:
+    """`memory_category:<name>:<figure>` (figure: "sum" or "max")."""
+    return "{}{}:{}".format(MEMORY_CATEGORY, name, figure)
+
+
+def _number(value: object) -> Optional[Number]:
+    """`value` when it is a JSON number (not a boolean); else None (left out)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    return None
+
+
+def _field(data: object, *keys: str) -> object:
+    """data[k1][k2]... where each step is an object holding the key; else None."""
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _objects(value: object) -> List[dict]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def breakdown_metrics(data: dict) -> Dict[str, Number]:
+    """The `time:` metrics of a breakdown.json (its JSON, belonging to the summary):
+    each the largest over the IPUs of its first window, all cycles (the span: wall
+    time in cycles): time:cycles, time:span, time:kind:<kind>, time:stage:<label>,
+    time:layer:<layer>. A value that is not a number is left out."""
+    found: Dict[str, Number] = {}
+
+    def put(name: str, value: object) -> None:
+        number = _number(value)
+        if number is not None and (name not in found or number > found[name]):
+            found[name] = number
+
+    windows = _objects(data.get("windows"))
+    for ipu in _objects(windows[0].get("ipus")) if windows else []:
+        put(TIME_CYCLES, ipu.get("cycles"))
+        put(TIME_SPAN, ipu.get("span"))
+        for prefix, table, key in (
+            (TIME_KIND, "kinds", "kind"),
+            (TIME_STAGE, "stages", "stage"),
+            (TIME_LAYER, "layers", "layer"),
+        ):
+            for row in _objects(ipu.get(table)):
+                if isinstance(row.get(key), str):
+                    put(prefix + row[key], row.get("cycles"))
+    return found
+
+
+def memory_metrics(data: dict) -> Dict[str, Number]:
+    """The tile memory metrics of a memory.json (its JSON, belonging to the summary):
+    memory:sum, :min, :mean, :max (the tiles' totals), memory:balance, memory:over and
+    memory:headroom (with a limit), memory_category:<name>:sum and :max, liveness:peak
+    (with pva). Null or absent values, or ones that are not numbers, are left out."""
+    found: Dict[str, Number] = {}
+
+    def put(name: str, value: object) -> None:
+        number = _number(value)
+        if number is not None:
+            found[name] = number
+
+    for figure in MEMORY_FIGURES:
+        put(MEMORY + figure, _field(data, "total", figure))
+    put(MEMORY_BALANCE, data.get("balance"))
+    put(MEMORY_OVER, _field(data, "limit", "over"))
+    put(MEMORY_HEADROOM, _field(data, "limit", "headroom"))
+    for category in _objects(data.get("categories")):
+        if isinstance(category.get("category"), str):
+            for figure in ("sum", "max"):
+                put(memory_category_metric(category["category"], figure), category.get(figure))
+    put(LIVENESS_PEAK, _field(data, "liveness", "peak"))
     return found
 
 

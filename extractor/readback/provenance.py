@@ -1,5 +1,6 @@
-"""Whether a summary is what its batch last wrote, and whether a blocks.json beside it
-belongs to it: the one rule compare, `--stat`, table and report apply.
+"""Whether a summary is what its batch last wrote, and whether a file derived from it
+(blocks.json, breakdown.json, memory.json: derived.py) beside it belongs to it: the one
+rule compare, `--stat`, table and report apply.
 
 A summary.json found by compare, table or report is placed in its **batch folder**: the
 nearest folder, from the summary's own up through its parents (as git looks for .git),
@@ -15,14 +16,18 @@ what the batch did last:
 - `unrecorded`: the batch folder's index has no line for it;
 - `standalone`: no batch folder (a summary written by `extract PROFILE -o FILE`).
 
-A blocks.json beside a summary belongs to it when:
-- the summary is `current` and its line says the same extraction wrote blocks.json
-  (`blocks` true) with this file's SHA-256 (`blocks_sha256`); or
+A derived file beside a summary belongs to it when:
+- the summary is `current` and its line says the same extraction wrote the file (its
+  key, `blocks`, true) with this file's SHA-256 (`blocks_sha256`); or
 - there is no line to go by (`unrecorded`, `standalone`) and the two files agree wherever
-  both speak: the same `profile`, one body per QKV execution, and the first body's kernel
-  rows (the summary's `kernels` before blocks.json's first `end_step`) giving the same
-  count, cycles per stage and total. A blocks.json made from another extraction that
-  agrees there cannot be told apart: a batch folder's index is the record that can.
+  both speak (the entry's `disagreement`). For blocks.json: the same `profile`, one body
+  per QKV execution, and the first body's kernel rows (the summary's `kernels` before
+  blocks.json's first `end_step`) giving the same count, cycles per stage and total;
+  for breakdown.json: the same `profile`, its first window's steps bracketing every
+  kernel of the summary; for memory.json: the same `profile` and the summary's
+  `allocated_memory` (its tiles' total min, mean and max). A file made from another
+  extraction that agrees there cannot be told apart: a batch folder's index is the
+  record that can.
 
 Paths are never taken from an index line here: the key is the summary's own path.
 """
@@ -30,13 +35,26 @@ Paths are never taken from an index line here: the key is the summary's own path
 import hashlib
 import os
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Protocol, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    NamedTuple,
+    Optional,
+    Protocol,
+    Tuple,
+)
 
 from ..batchnames import INDEX_NAME, is_index_name
 from ..core.model import Summary
 from ..errors import ExtractorError, StrPath, shown_path
 from ..inputs import read_regular
 from .index import known_entries
+
+if TYPE_CHECKING:
+    from ..derived import DerivedFile
 
 CURRENT, FAILED, CHANGED, UNRECORDED, STANDALONE = (
     "current",
@@ -72,7 +90,7 @@ class Placed(Protocol):
 
 
 class NotBelonging(ExtractorError):
-    """A derived file (blocks.json) beside a summary is not that summary's."""
+    """A derived file (blocks.json...) beside a summary is not that summary's."""
 
 
 def _index_files(folder: str) -> bool:
@@ -171,28 +189,28 @@ def record_note(origin: Origin) -> Optional[str]:
     return None
 
 
-# ---- blocks.json -----------------------------------------------------------------
+# ---- derived files: blocks.json, breakdown.json, memory.json -----------------------
 
 
-def blocks_problem(
-    origin: Origin, summary: Summary, blocks_file: Path, data: dict
+def derived_problem(
+    derived: "DerivedFile", origin: Origin, summary: Summary, path: Path, data: dict
 ) -> Optional[str]:
-    """Why the blocks.json at `blocks_file` (its JSON: `data`) does not belong to the
-    summary (`summary`: a model.Summary; `origin`: its Origin), in words; None when it
-    does (the module's rule)."""
+    """Why the derived file `derived` at `path` (its JSON: `data`, read only when no
+    index vouches for it) does not belong to the summary (`summary`: a model.Summary;
+    `origin`: its Origin), in words; None when it does (the module's rule: the index's
+    line, else the entry's own `disagreement`)."""
     if origin.state in (FAILED, CHANGED):
         return "its summary is not what the batch last wrote: {}".format(stale_problem(origin))
     if origin.state == CURRENT:
         entry = origin.entry or {}
-        if not entry.get("blocks"):
-            return (
-                "the batch's last extraction of its summary was made without --blocks "
-                "(see {})".format(_index_name(origin))
+        if not entry.get(derived.key):
+            return "the batch's last extraction of its summary was made without {} (see {})".format(
+                derived.option, _index_name(origin)
             )
-        if entry.get("blocks_sha256") != _sha256(blocks_file):
+        if entry.get(derived.sha256_key) != _sha256(path):
             return "it has changed since {} recorded it".format(_index_name(origin))
         return None
-    return disagreement(summary, data)
+    return derived.function("disagreement")(summary, data)
 
 
 def _stage_sums(kernels: Iterable[dict]) -> Tuple[int, Dict[str, int], int]:
@@ -239,31 +257,27 @@ def disagreement(summary: Summary, data: dict) -> Optional[str]:
     return None
 
 
-def blocks_belonging(recording: Placed) -> Optional[str]:
-    """Why the blocks.json beside a recording (compare's Recording) does not belong to
-    its summary, in words; None when it does. Call it once the file has been read as a
-    blocks.json (BlocksFileError otherwise)."""
-    from ..core.blockformats import blocks_path, read_blocks_json
-
-    path = blocks_path(recording.path)
+def belonging(recording: Placed, derived: "DerivedFile") -> Optional[str]:
+    """Why the derived file `derived` (blocks.json...) beside a recording (compare's
+    Recording) does not belong to its summary, in words; None when it does. Call it
+    once the file has been read as one (its entry's error otherwise)."""
+    path = derived.path(recording.path)
     origin = recording.origin or Origins().of(recording.path)
-    data = {} if origin.state == CURRENT else read_blocks_json(path)
-    return blocks_problem(origin, recording.summary, path, data)
+    data = {} if origin.state == CURRENT else derived.function("read")(path)
+    return derived_problem(derived, origin, recording.summary, path, data)
 
 
-def require_belonging(recording: Placed, data: dict) -> None:
-    """NotBelonging naming the blocks.json beside a recording (compare's Recording;
-    `data`: the file's JSON) unless it belongs to the recording's summary."""
-    from ..core.blockformats import blocks_path
-
-    path = blocks_path(recording.path)
+def require_belonging(recording: Placed, data: dict, derived: "DerivedFile") -> None:
+    """NotBelonging naming the derived file `derived` beside a recording (compare's
+    Recording; `data`: the file's JSON) unless it belongs to the recording's summary."""
+    path = derived.path(recording.path)
     origin = recording.origin or Origins().of(recording.path)
-    problem = blocks_problem(origin, recording.summary, path, data)
+    problem = derived_problem(derived, origin, recording.summary, path, data)
     if problem is not None:
         raise NotBelonging(
             path,
-            "does not belong to {} beside it: {}; extract it again with --blocks".format(
-                shown_path(recording.path), problem
+            "does not belong to {} beside it: {}; extract it again with {}".format(
+                shown_path(recording.path), problem, derived.option
             ),
         )
 

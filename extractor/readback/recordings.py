@@ -7,9 +7,10 @@ import os
 from pathlib import Path, PurePath
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+from ..core.metrics import Number
 from ..core.model import SUMMARY_NAME, Summary
-from ..errors import StrPath, SummaryFileError, shown_path
-from .provenance import Origin, Origins
+from ..errors import DerivedFileError, StrPath, SummaryFileError, shown_path
+from .provenance import Origin, Origins, derived_problem
 
 
 class Recording(NamedTuple):
@@ -21,6 +22,9 @@ class Recording(NamedTuple):
     # The real path of the folder argument it was found in (None: given as a file): no
     # file of it is read through a symbolic link that leads out of that folder.
     within: Optional[str] = None
+    # The metrics of the derived files beside it that belong to its summary (derived.py:
+    # breakdown.json's time:, memory.json's memory:...); metrics.metrics adds them.
+    beside: Optional[Dict[str, Number]] = None
 
 
 class _Found(NamedTuple):
@@ -147,20 +151,51 @@ def load_recordings(arguments: Sequence, labels: Sequence[str] = ()) -> List[Rec
                 "two recordings are labelled {!r}: give each its own --label".format(name)
             )
     origins = Origins()
-    return [
-        Recording(name, item.path, Summary.read(item.path), origins.of(item.path), item.within)
-        for name, item in zip(names, found)
-    ]
+    recordings = []
+    for name, item in zip(names, found):
+        summary, origin = Summary.read(item.path), origins.of(item.path)
+        beside = beside_metrics(item.path, summary, origin, item.within)
+        recordings.append(Recording(name, item.path, summary, origin, item.within, beside))
+    return recordings
+
+
+def beside_metrics(
+    path: Path, summary: Summary, origin: Origin, within: Optional[str]
+) -> Dict[str, Number]:
+    """The metrics of each derived file beside the summary at `path` that has metrics
+    (derived.py: breakdown.json, memory.json) and belongs to the summary (provenance's
+    rule); a file that is there but does not belong, or cannot be read as one (nobody
+    asked for it: it may be anything a person left there), is left out, never read as
+    current. DerivedFileError for one that is a symbolic link out of the folder given."""
+    from ..derived import DERIVED_FILES
+
+    found: Dict[str, Number] = {}
+    for derived in DERIVED_FILES:
+        file = derived.path(path)
+        if derived.metrics is None or not os.path.lexists(str(file)):
+            continue
+        if leads_out(file, within):
+            raise DerivedFileError(
+                file, "is a symbolic link that leads out of the folder given: not read"
+            )
+        try:
+            data = derived.function("read")(file)
+        except DerivedFileError:
+            continue
+        if derived_problem(derived, origin, summary, file, data) is None:
+            found.update(derived.function("metrics")(data))
+    return found
 
 
 def files_read(recordings: Sequence[Recording]) -> List[Path]:
-    """What reading these recordings reads or may read: each summary, the blocks.json
-    beside it and its batch folder's index files (for an output that must not be one)."""
-    from ..core.blockformats import blocks_path
+    """What reading these recordings reads or may read: each summary, the derived files
+    beside it (blocks.json...) and its batch folder's index files (for an output that
+    must not be one)."""
+    from ..derived import DERIVED_FILES
 
     files: List[Path] = []
     for recording in recordings:
-        files += [recording.path, blocks_path(recording.path)]
+        files += [recording.path] + [d.path(recording.path) for d in DERIVED_FILES]
         batch = recording.origin.batch if recording.origin else None
         if batch is not None:
             files += sorted(batch.glob("index*.jsonl"))

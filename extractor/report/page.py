@@ -28,8 +28,9 @@ from ..core.metrics import (
     metrics,
     percent_change,
 )
+from ..derived import derived_file
 from ..errors import BlocksFileError
-from ..readback.provenance import blocks_belonging, record_note, stale_problem
+from ..readback.provenance import belonging, record_note, stale_problem
 from ..readback.recordings import beside
 from .batchinfo import IndexFacts, read_heat_map_blocks
 from .checks import STATUS_SYMBOLS, CheckLine, check_counts, check_lines, counts_text
@@ -209,7 +210,7 @@ def build_page(
     checks (or None without a budget)."""
     drawn, untrusted = _heat_map_blocks(recordings)
     order = stage_order([blocks.stages for _recording, blocks in drawn])
-    found = [metrics(r.summary) for r in recordings]
+    found = [metrics(r.summary, r.beside) for r in recordings]
     columns = columns_for(found, order)
     base = found[baseline]
     rows = []
@@ -287,7 +288,7 @@ def _heat_map_blocks(recordings: Sequence) -> Tuple[List[Tuple], List[Untrusted]
         blocks = read_heat_map_blocks(recording.path)
         if blocks is None:
             continue
-        problem = blocks_belonging(recording)
+        problem = belonging(recording, derived_file("blocks"))
         if problem is not None:  # never drawn as current: said instead
             untrusted.append(
                 Untrusted(

@@ -38,7 +38,7 @@ def table_lines(recordings: Sequence) -> Iterator[TableLine]:
     `recordings`: compare's Recording objects (label, path, summary)."""
     for recording in recordings:
         summary = recording.summary
-        for metric, value in metrics(summary).items():
+        for metric, value in metrics(summary, recording.beside).items():
             yield TableLine(recording.label, summary.profile, metric, value)
 
 

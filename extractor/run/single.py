@@ -1,7 +1,7 @@
 """`extract PROFILE -o FILE`: one profile's run, as the command line asks for it.
 
 The checks a single run makes before it extracts (targets.check_outputs: no output, the
-`--csv` and `--blocks` files too, is one of its inputs), its time limit (`bounded`: kept
+`--csv` files and the derived files too, is one of its inputs), its time limit (`bounded`: kept
 in this process, deadline.py; a forked child watched by this process only when the run
 calls a pva in compiled code, stopping.py), and the extraction itself
 (pipeline.extract_profile). Usage problems are UsageError (exit 2).
@@ -128,17 +128,22 @@ def file_outputs(option_paths: Iterable[Tuple[str, StrPath]]) -> List[Path]:
     return [Path(path) for _option, path in option_paths if str(path) != STDOUT]
 
 
-def summary_outputs(output: str, csv: bool, blocks: bool) -> List[Tuple[str, Path]]:
+def summary_outputs(output: str, csv: bool, derived: Sequence[str]) -> List[Tuple[str, Path]]:
     """(option, path) of every file `extract PROFILE -o output` writes (pipeline's
-    summary_files); UsageError for --csv or --blocks with standard output."""
+    summary_files); UsageError for --csv or a derived file's option (--blocks...) with
+    standard output."""
     from ..core.pipeline import summary_files
+    from ..derived import chosen
 
+    entries = chosen(derived)
     if output == STDOUT:
-        if blocks:
+        if entries:
+            entry = entries[0]
             raise UsageError(
-                "--blocks writes blocks.json beside the summary: give the "
-                "summary a file with -o FILE, not standard output (or run "
-                "extract blocks)"
+                "{} writes {} beside the summary: give the summary a file with -o FILE, "
+                "not standard output (or run extract {})".format(
+                    entry.option, entry.name, entry.key
+                )
             )
         if csv:
             raise UsageError(
@@ -146,8 +151,8 @@ def summary_outputs(output: str, csv: bool, blocks: bool) -> List[Tuple[str, Pat
                 "give the summary a file with -o FILE, not standard output"
             )
         return [("-o", Path(STDOUT))]
-    paths = summary_files(output, csv, blocks)
-    options = ["--csv"] * (2 if csv else 0) + ["--blocks"] * blocks + ["-o"]
+    paths = summary_files(output, csv, derived)
+    options = ["--csv"] * (2 if csv else 0) + [entry.option for entry in entries] + ["-o"]
     return list(zip(options, paths))
 
 
@@ -159,11 +164,12 @@ def extract_single(
     quiet: bool = False,
     use_pva: bool = True,
     csv: bool = False,
-    blocks: bool = False,
+    derived: Sequence[str] = (),
 ) -> None:
     """Write the summary of `profile` to `output` ("-": standard output), with the step
-    tables (`csv`) and blocks.json (`blocks`) beside it; its warnings through `say`
-    unless `quiet`. Its outputs are checked already (run_single)."""
+    tables (`csv`) and the derived files of `derived` (derived.py: blocks.json...) beside
+    it; its warnings through `say` unless `quiet`. Its outputs are checked already
+    (run_single)."""
 
     def warn(extraction: "Extraction") -> None:
         if not quiet:
@@ -171,7 +177,7 @@ def extract_single(
                 say("warning", "{}: {}".format(shown_path(profile), warning))
 
     extract_profile(
-        profile, output, rules, use_pva=use_pva, csv=csv, blocks=blocks, on_extracted=warn
+        profile, output, rules, use_pva=use_pva, csv=csv, derived=derived, on_extracted=warn
     )
 
 
@@ -184,17 +190,19 @@ def run_single(
     quiet: bool,
     use_pva: bool,
     csv: bool,
-    blocks: bool,
+    derived: Sequence[str] = (),
     timeout: float,
 ) -> None:
     """The whole single run: its checks, its time limit (bounded), its extraction."""
     check_profile(profile)
     target = output or STDOUT
-    outputs = summary_outputs(target, csv, blocks)
+    outputs = summary_outputs(target, csv, derived)
     check_outputs(outputs, [profile], rules=rules)  # before the work: usage errors at once
     separate = in_compiled_code(use_pva)
     with bounded([profile], file_outputs(outputs), say, timeout, separate):
-        extract_single(profile, target, rules, say, quiet, use_pva=use_pva, csv=csv, blocks=blocks)
+        extract_single(
+            profile, target, rules, say, quiet, use_pva=use_pva, csv=csv, derived=derived
+        )
 
 
 def run_blocks(

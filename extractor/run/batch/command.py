@@ -20,7 +20,7 @@ def run_batch_command(
     use_pva: bool,
     csv: bool,
     timeout: float,
-    blocks: bool,
+    derived: Sequence[str] = (),
     line: Callable[[str], None],
 ) -> int:
     """Extract a batch; `line(text)` prints a line on stderr. The exit code: 0, 1 when a
@@ -32,7 +32,7 @@ def run_batch_command(
     from .run import RunOptions, available_cpus, require_pva, run_batch
     from .shards import parse_shard
 
-    options = RunOptions(use_pva=use_pva, csv=csv, blocks=blocks)
+    options = RunOptions(use_pva=use_pva, csv=csv, derived=tuple(derived))
     if output is None or output == STDOUT:
         raise UsageError("a batch writes a folder of summaries: give it with -o DIR")
     outdir = Path(output)

@@ -11,14 +11,14 @@ import hashlib
 import os
 import stat
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Tuple
 
 from ... import __version__
-from ...core.blockformats import blocks_path
 from ...core.blocks import median_stage_cycles
 from ...core.model import Summary
 from ...core.pipeline import extract_profile
 from ...core.steptables import csv_paths
+from ...derived import DERIVED_FILES, DerivedFile, chosen
 from ...errors import ExtractorError, one_line, shown_path
 from ...inputs import read_regular
 from ...readback.index import read_in_outdir, resolve_in_outdir
@@ -32,7 +32,8 @@ class RunOptions(NamedTuple):
 
     use_pva: bool = True
     csv: bool = False  # also write steps.csv and first-body.csv beside each summary
-    blocks: bool = False  # also write blocks.json beside each summary (same pass)
+    # The derived files written beside each summary (their keys in derived.DERIVED_FILES).
+    derived: Tuple[str, ...] = ()
 
 
 def timestamp() -> str:
@@ -58,8 +59,9 @@ def _base_entry(item: BatchItem, outdir: Path, rules, options: RunOptions) -> di
         "tool_version": __version__,
         "pva": options.use_pva,
         "csv": options.csv,
-        "blocks": options.blocks,
     }
+    for derived in DERIVED_FILES:  # each: whether this extraction writes it
+        entry[derived.key] = derived.key in options.derived
     entry.update(_input_facts(item.profile))
     return entry
 
@@ -77,7 +79,7 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
             rules,
             use_pva=options.use_pva,
             csv=options.csv,
-            blocks=options.blocks,
+            derived=options.derived,
             strict=True,
             profile_label=item.label,
         )
@@ -99,8 +101,9 @@ def extract_one(item: BatchItem, outdir: Path, rules, options: RunOptions = RunO
         )
         if options.csv:
             entry["csv_bytes"] = _csv_sizes(output)
-        if options.blocks:
-            entry["blocks_sha256"] = _blocks_sha256(output)
+        for derived in chosen(options.derived):
+            entry[derived.sha256_key] = _derived_sha256(derived, output)
+        if "blocks" in options.derived:
             entry["median_stage_cycles"] = median_stage_cycles(extraction.blocks)
     entry["finished_at"] = timestamp()
     return entry
@@ -120,9 +123,10 @@ def _csv_sizes(output: Path) -> Optional[dict]:
         return None
 
 
-def _blocks_sha256(output: Path) -> Optional[str]:
-    """The SHA-256 of blocks.json beside a summary, or None if it is not a regular file."""
-    path = blocks_path(output)
+def _derived_sha256(derived: DerivedFile, output: Path) -> Optional[str]:
+    """The SHA-256 of the derived file beside a summary (blocks.json...), or None if it
+    is not a regular file."""
+    path = derived.path(output)
     try:
         if not stat.S_ISREG(os.lstat(str(path)).st_mode):  # a link is never followed
             return None
@@ -137,7 +141,7 @@ def is_up_to_date(
     """Its last entry succeeded with this input, named as now (the summary's `profile`
     value), these rules, options and tool version, and the summary it wrote is still
     there, unchanged (and, for a --csv run, the step tables written with it, at the sizes
-    they had; for a --blocks run, blocks.json written with it, unchanged)."""
+    they had; for a run with derived files, --blocks..., each written with it, unchanged)."""
     if previous is None or previous.get("status") not in (OK, UP_TO_DATE):
         return False
     if previous.get("profile") != item.label:
@@ -158,13 +162,15 @@ def is_up_to_date(
         or previous.get("csv_bytes") != _csv_sizes(item.output(outdir))
     ):
         return False
-    # Extracted without blocks.json, or it has gone or changed since: not for --blocks.
-    if options.blocks and (
-        not previous.get("blocks")
-        or previous.get("blocks_sha256") is None
-        or previous.get("blocks_sha256") != _blocks_sha256(item.output(outdir))
-    ):
-        return False
+    # Extracted without a derived file asked for now (blocks.json...), or it has gone or
+    # changed since: not up to date for its option.
+    for derived in chosen(options.derived):
+        if (
+            not previous.get(derived.key)
+            or previous.get(derived.sha256_key) is None
+            or previous.get(derived.sha256_key) != _derived_sha256(derived, output)
+        ):
+            return False
     facts = _input_facts(item.profile)
     if facts["size"] is None or any(previous.get(k) != v for k, v in facts.items()):
         return False

@@ -194,5 +194,5 @@ class Pool:
         worker.stop(abandon=True, grace=grace)
         if worker.item is not None:
             output = worker.item.output(self._outdir)
-            for path in summary_files(output, self._options.csv, self._options.blocks):
+            for path in summary_files(output, self._options.csv, self._options.derived):
                 remove_abandoned(path, strict=True)

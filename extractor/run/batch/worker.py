@@ -14,9 +14,13 @@ import sys
 from pathlib import Path
 from typing import Union
 
+from ...derived import DERIVED_FILES
 from ...errors import one_line
 from .discover import BatchItem
 from .item import FAILED, extract_one, failed_entry
+
+#: The index keys saying which derived files an extraction writes (blocks...).
+DERIVED_KEYS = tuple(derived.key for derived in DERIVED_FILES)
 
 # What a worker answers first on receiving a profile: the time limit starts then.
 STARTED = "started"
@@ -105,7 +109,7 @@ def _answer(conn, entry: Union[dict, str], item: BatchItem) -> bool:
             "tool_version",
             "pva",
             "csv",
-            "blocks",
+            *DERIVED_KEYS,
             "size",
             "mtime_ns",
             "finished_at",
