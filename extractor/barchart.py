@@ -310,6 +310,8 @@ class StackedChart(NamedTuple):
     legend: List[StackedSegment]  # one per stage: its label and colour
     bars: List[StackedBar]
     unit: str = KERNEL_CYCLES  # which cycles: the chart's title and every tooltip say it
+    title: str = ""  # the chart's title; "": stacked_title(unit)
+    title_id: str = "chart-title"  # its element's id: one per chart on a page
 
 
 LABEL_WIDTH, PLOT_WIDTH, RIGHT_MARGIN = 240, 620, 110
@@ -341,13 +343,17 @@ def stacked_bars(
     stage_names: Sequence[str],
     stage_cycles: Sequence[Dict[str, Optional[int]]],
     unit: str = KERNEL_CYCLES,
+    title: str = "",
+    title_id: str = "chart-title",
 ) -> StackedChart:
     """A lying bar per recording (`labels`, in the table's order): its stages' cycles
     (`stage_cycles`, one dict per recording) end to end from zero, on one scale, stages
     in `stage_names`' order. A stage of negative cycles (a profile's numbers are used as
     they are) is drawn leftwards from zero, the scale then reaching below zero; its share
     is not given. The chart grows one bar's height per recording. Ticks are round steps
-    of 1, 2 or 5 x 10^k (STACKED_STEPS), about five over the scale, within it."""
+    of 1, 2 or 5 x 10^k (STACKED_STEPS), about five over the scale, within it. `title`
+    and `title_id`: the chart's title (stacked_title(unit) when empty) and its element's
+    id, for a page with several charts."""
     colours = {stage: index % len(STAGE_COLOURS) for index, stage in enumerate(stage_names)}
     totals = [sum(v for v in cycles.values() if v) for cycles in stage_cycles]
     above = [sum(v for v in cycles.values() if v and v > 0) for cycles in stage_cycles]
@@ -402,6 +408,8 @@ def stacked_bars(
         legend,
         bars,
         unit,
+        title,
+        title_id,
     )
 
 
@@ -413,11 +421,15 @@ def stacked_bars_svg(chart: StackedChart, text: Callable[[str], str] = html_text
     add = out.append
     add(
         '<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{0}" height="{1}" '
-        'viewBox="0 0 {0} {1}" role="img" aria-labelledby="chart-title">\n'.format(
-            chart.width, chart.height
+        'viewBox="0 0 {0} {1}" role="img" aria-labelledby="{2}">\n'.format(
+            chart.width, chart.height, text(chart.title_id)
         )
     )
-    add('<title id="chart-title">{}</title>\n'.format(text(stacked_title(chart.unit))))
+    add(
+        '<title id="{}">{}</title>\n'.format(
+            text(chart.title_id), text(chart.title or stacked_title(chart.unit))
+        )
+    )
     for tick in chart.ticks:
         add(
             '<line class="grid" x1="{0}" x2="{0}" y1="{1}" y2="{2}"/><text class="tick" '
