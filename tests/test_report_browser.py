@@ -151,3 +151,67 @@ def test_readable_with_scripts_off(browser, batch_report):
         assert opened.requests == [opened.url]
     finally:
         opened.close()
+
+
+@pytest.fixture(scope="module")
+def breakdown_reports(tmp_path_factory):
+    """Two pages: tile-memory's and vit-f8weight's recordings with their breakdown.json
+    (test_report_breakdown.made), and 30 recordings of 40 IPUs each (many_recordings)."""
+    from test_report_breakdown import TILE_MEMORY, VIT, extracted, many_recordings
+
+    folder = tmp_path_factory.mktemp("breakdowns")
+    made = extracted(folder / "tm", TILE_MEMORY), extracted(folder / "vit", VIT)
+    (folder / "few").mkdir()
+    (folder / "many").mkdir()
+    return (
+        make_report(folder / "few", *made),
+        make_report(folder / "many", *many_recordings(made, folder / "recordings")),
+    )
+
+
+def test_the_breakdowns_render_and_are_visible(browser, breakdown_reports):
+    opened = Loaded(browser, breakdown_reports[0])
+    try:
+        page = opened.page
+        assert opened.requests == [opened.url] and opened.errors == []
+        assert [m for m in opened.console if m[0] in ("error", "warning")] == []
+        assert page.locator("#breakdowns").is_visible()
+        assert page.locator("#breakdowns details.breakdown").count() == 2
+        charts = page.locator("#breakdowns svg.chart")
+        assert charts.count() == 2
+        for index, bars in ((0, 2), (1, 1)):  # tile-memory: 2 IPUs; vit-f8weight: 1
+            chart = charts.nth(index)
+            assert chart.is_visible()
+            assert chart.locator("g.bar").count() == bars
+            # drawn: the bar of all cycles fills the plot (620 px) from the labels on
+            width = chart.locator("g.bar").first.evaluate("g => g.getBBox().width")
+            assert width > 620
+        # tile-memory's 7 ops on each of its 2 IPUs, vit-f8weight's first 10
+        assert page.locator("#breakdowns table.ops").nth(0).locator("tbody tr").count() == 16
+        assert page.locator("#breakdowns table.ops").nth(1).locator("tbody tr").count() == 11
+        assert page.locator("#breakdowns table.ops").nth(1).is_visible()
+        heading = page.locator("#recordings thead th", has_text="all cycles")
+        assert heading.is_visible()
+    finally:
+        opened.close()
+
+
+def test_many_breakdowns_stay_bounded(browser, breakdown_reports):
+    path = breakdown_reports[1]
+    assert path.stat().st_size < 3000000
+    opened = Loaded(browser, path)
+    try:
+        page = opened.page
+        assert opened.requests == [opened.url] and opened.errors == []
+        assert [m for m in opened.console if m[0] in ("error", "warning")] == []
+        assert page.locator("#breakdowns details.breakdown").count() == 30
+        # the first 10 open, of 28 drawn (16 bars each); the last two listed only
+        assert page.locator("#breakdowns details[open]").count() == 10
+        assert page.locator("#breakdowns svg.chart").count() == 28
+        assert page.locator("#breakdowns svg.chart").first.locator("g.bar").count() == 16
+        assert page.locator("#breakdowns svg.chart").first.is_visible()
+        # what is laid out stays a page a person scrolls: 10 open breakdowns of 16 IPUs
+        height = page.evaluate("document.documentElement.scrollHeight")
+        assert height < 200000, height
+    finally:
+        opened.close()

@@ -23,6 +23,12 @@ from ..core.metrics import (
     STAGE,
     STAGES_TOTAL,
     SUMMED_OVER_IPUS,
+    TIME,
+    TIME_CYCLES,
+    TIME_KIND,
+    TIME_LAYER,
+    TIME_SPAN,
+    TIME_STAGE,
     device_span_metric,
     kernel_step_ipus,
     metrics,
@@ -33,6 +39,7 @@ from ..errors import BlocksFileError
 from ..readback.provenance import belonging, record_note, stale_problem
 from ..readback.recordings import beside
 from .batchinfo import IndexFacts, read_heat_map_blocks
+from .breakdowns import TOP_OPS, Breakdown, read_breakdowns
 from .checks import STATUS_SYMBOLS, CheckLine, check_counts, check_lines, counts_text
 from .heatmap import HEAT_LEVELS, MAX_HEAT_CELLS, HeatMap, build_heat_map
 from .numbers import number_text
@@ -43,6 +50,9 @@ DEFAULT_TITLE = "extract report"
 # Device spans get a column each up to this many; a recording with more still has its
 # mean (and every span in `extract table`).
 MAX_SPAN_COLUMNS = 16
+# The time: metrics of breakdown.json (all cycles, the span, by kind, stage and layer) get
+# a column each up to this many, in that order; `extract table` has every one.
+MAX_TIME_COLUMNS = 40
 
 # ---- the table -----------------------------------------------------------------------
 
@@ -58,8 +68,10 @@ class Column(NamedTuple):
         (docs/glossary.md): `stage:PV (kernel cycles)`, `device_span:1 (span, in cycles)`."""
         if self.metric.startswith(STAGE) or self.metric == STAGES_TOTAL:
             return self.metric + " (kernel cycles)"
-        if self.metric.startswith(DEVICE_SPAN):
+        if self.metric.startswith(DEVICE_SPAN) or self.metric == TIME_SPAN:
             return self.metric + " (span, in cycles)"
+        if self.metric.startswith(TIME):
+            return self.metric + " (all cycles)"
         return self.metric
 
 
@@ -154,6 +166,28 @@ def columns_for(metric_maps: Sequence[Dict], order: Sequence[str] = ()) -> List[
     columns.append(Column(QKV_EXECUTIONS, "QKV executions", False))
     columns.append(Column(EXCHANGE_MEMORY_MAX, "exchange memory max", True))
     columns.append(Column(ALLOCATED_MEMORY_MAX, "allocated memory max", True))
+    return columns + time_columns(metric_maps, order)
+
+
+def time_columns(metric_maps: Sequence[Dict], order: Sequence[str] = ()) -> List[Column]:
+    """The columns of breakdown.json's time: metrics that some recording has: all cycles,
+    the span, then by kind, by stage (in `order`, then as first found) and by layer
+    (kinds and layers as first found); the first MAX_TIME_COLUMNS of them."""
+    found: Dict[str, None] = {}
+    for each in metric_maps:
+        for name in each:
+            if name.startswith(TIME):
+                found.setdefault(name, None)
+    stages = [TIME_STAGE + label for label in order if TIME_STAGE + label in found]
+    names = [name for name in (TIME_CYCLES, TIME_SPAN) if name in found]
+    names += [name for name in found if name.startswith(TIME_KIND)]
+    names += stages + [n for n in found if n.startswith(TIME_STAGE) and n not in stages]
+    names += [name for name in found if name.startswith(TIME_LAYER)]
+    headings = {TIME_CYCLES: "all cycles", TIME_SPAN: "span (all rows)"}
+    columns = []
+    for name in names[:MAX_TIME_COLUMNS]:
+        heading = headings.get(name) or name[len(TIME) :].replace(":", " ", 1)
+        columns.append(Column(name, heading, True))
     return columns
 
 
@@ -193,6 +227,10 @@ class Page(NamedTuple):
     untrusted: List["Untrusted"]
     # (label, IPUs) of the recordings whose kernel cycles add up several IPUs' rows.
     several_ipus: List[Tuple[str, int]]
+    # From the breakdown.json files that belong: all cycles by kind, the top ops.
+    breakdowns: List[Breakdown]
+    breakdowns_passed: int  # the breakdown.json files among `untrusted`
+    time_columns: int  # how many of the columns are time: metrics
 
 
 def build_page(
@@ -209,6 +247,8 @@ def build_page(
     labels of those passed over as the baseline, compare/baseline.py); `checks`: budget
     checks (or None without a budget)."""
     drawn, untrusted = _heat_map_blocks(recordings)
+    breakdowns, passed = read_breakdowns(recordings)
+    untrusted += [Untrusted(*item) for item in passed]
     order = stage_order([blocks.stages for _recording, blocks in drawn])
     found = [metrics(r.summary, r.beside) for r in recordings]
     columns = columns_for(found, order)
@@ -268,6 +308,9 @@ def build_page(
         STATUS_SYMBOLS,
         untrusted,
         several_ipus(recordings),
+        breakdowns,
+        len(passed),
+        sum(1 for column in columns if column.metric.startswith(TIME)),
     )
 
 
@@ -321,6 +364,6 @@ def render_page(page: Page) -> bytes:
         lstrip_blocks=True,
     )
     text = environment.get_template("report.html.j2").render(
-        page=page, summed_over_ipus=SUMMED_OVER_IPUS
+        page=page, summed_over_ipus=SUMMED_OVER_IPUS, top_ops=TOP_OPS
     )
     return text.encode("utf-8", "backslashreplace")
