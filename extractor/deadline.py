@@ -109,10 +109,21 @@ class _Limit:
         self.profiles = list(profiles)
         self.reading: Optional[int] = None
         self.expired = False
+        self._reading_at_expiry: Optional[int] = None
         self.report_fd = report_fd
 
+    def expire(self) -> None:
+        """The time is up: the profile being read now is the one the error names, even
+        should the error be raised a second time once that reading is over (SQLite's
+        progress handler and the alarm both see the end; whichever comes second must
+        not name the command's profiles as if none were being read)."""
+        if not self.expired:
+            self.expired = True
+            self._reading_at_expiry = self.reading
+
     def error(self) -> TimedOut:
-        label = profiles_label(self.profiles, self.reading)
+        reading = self._reading_at_expiry if self.expired else self.reading
+        label = profiles_label(self.profiles, reading)
         return TimedOut(label, timed_out_problem(self.seconds))
 
     def read(self, index: Optional[int]) -> None:
@@ -157,7 +168,7 @@ def _progress() -> int:
     """SQLite's progress handler: nonzero (abort the query) once the time is up."""
     limit = _active()
     if limit is not None and limit.report_fd is None and time.monotonic() >= limit.end:
-        limit.expired = True
+        limit.expire()
         return 1
     return 0
 
@@ -275,7 +286,7 @@ def time_limit(
             watchdog.disarm()  # this thread answers: the watchdog is not needed
         if raised_stop() is not None:
             return  # a stop is unwinding: it goes on
-        limit.expired = True
+        limit.expire()
         stops.update(_stop_signals_ignored())  # the clean-up that follows is not cut short
         raise limit.error()
 

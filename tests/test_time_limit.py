@@ -321,3 +321,40 @@ def test_the_watchdog_and_the_main_thread_never_both_act(order, lines, code):
     )
     assert done.stdout.splitlines() == lines, done.stderr
     assert done.returncode == code, done.stderr
+
+
+# The progress handler ends a query while a profile is read; the alarm's handler, which
+# the same moment made pending, runs once that reading is over. Forced in-process.
+BOTH_SEE_THE_END = r"""
+import signal, time
+from extractor import deadline
+from extractor.errors import ProfileError
+try:
+    with deadline.time_limit(0.3, ["a.pop", "b.pop"], []):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})  # the alarm waits
+        try:
+            with deadline.reading("a.pop"):
+                time.sleep(0.5)
+                assert deadline._progress() == 1  # SQLite's handler: the query ends
+                raise RuntimeError("the query's error, unwinding")
+        except RuntimeError:
+            pass
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})  # its handler runs
+        time.sleep(1)
+    print("not ended")
+except ProfileError as exc:
+    print(exc)
+"""
+
+
+def test_an_end_seen_twice_names_the_profile_read_when_time_ran_out():
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", BOTH_SEE_THE_END],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=ENDS_WITHIN,
+    )
+    assert done.stdout == "a.pop: took longer than 0.3 s (--timeout): ended\n", done.stderr
