@@ -61,15 +61,32 @@ def read_tiles(path: StrPath) -> TileRows:
             raise profile.error(exc) from exc
 
 
-def _read(profile: Profile) -> TileRows:
+def read_totals(path: StrPath, most: Optional[int] = None) -> List[int]:
+    """Every tile's total of the profile at `path` (read-only; only `memory_by_tile` is
+    required): one scan of memory_by_tile in rowid order, the ProfileErrors of
+    `read_tiles` for a bad total. `most`: stop after this many tiles and one more (a
+    caller that expects `most` learns there are more without reading them all)."""
+    with Profile(path, tables=("memory_by_tile",), check_start_end=False) as profile:
+        try:
+            _check_rowid(profile)
+            return _totals(profile, most)
+        except SQL_ERRORS as exc:
+            raise profile.error(exc) from exc
+
+
+def _check_rowid(profile: Profile) -> None:
     if not profile.has_rowid("memory_by_tile"):
         raise ProfileError(
             profile.path,
             "table 'memory_by_tile' has no rowid: its rows have no order to number the tiles by",
         )
-    profile.check_unique("var_categories", "id")
+
+
+def _totals(profile: Profile, most: Optional[int] = None) -> List[int]:
     totals = []  # type: List[int]
     for tile, (total,) in enumerate(profile.db.execute(_TOTALS)):
+        if most is not None and tile > most:
+            break
         if type(total) is not int or total < 0:
             shown = "NULL" if total is None else storage_class(total)
             problem = "negative" if type(total) is int else "not a whole number"
@@ -79,6 +96,13 @@ def _read(profile: Profile) -> TileRows:
                 "whole number of bytes)".format(tile, shown, problem),
             )
         totals.append(total)
+    return totals
+
+
+def _read(profile: Profile) -> TileRows:
+    _check_rowid(profile)
+    profile.check_unique("var_categories", "id")
+    totals = _totals(profile)
     mean = profile.db.execute(_MEAN).fetchone()[0] if totals else None
     names = {key: name for key, name in profile.db.execute(_CATEGORY_NAMES) if name is not None}  # type: Dict[Any, str]
     categories = {}  # type: Dict[int, Dict[str, int]]

@@ -38,8 +38,10 @@ def run_report(
     """`extract report`: one HTML page for the recordings, to `output`."""
     from ..compare.baseline import baseline_first, choose_baseline, passed_over_notes
     from ..compare.command import read_recordings
+    from ..outputchecks import check_outputs
     from .batchinfo import read_index_facts
     from .page import build_page, render_page
+    from .tilemap import map_profiles
 
     budget = None
     if budget_file is not None:  # usage errors before any summary is read, as compare's
@@ -50,6 +52,8 @@ def run_report(
     recordings = read_recordings(
         paths, labels, [("-o", output)], [budget_file] if budget_file else [], notes.append
     )
+    # The profiles the tile maps read (tilemap.py): the page is never written over one.
+    check_outputs([("-o", output)], map_profiles(recordings))
     chosen = choose_baseline(recordings, baseline)
     notes += passed_over_notes(recordings, chosen)
     checks = None

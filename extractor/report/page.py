@@ -43,6 +43,7 @@ from .breakdowns import TOP_OPS, Breakdown, read_breakdowns
 from .checks import STATUS_SYMBOLS, CheckLine, check_counts, check_lines, counts_text
 from .heatmap import HEAT_LEVELS, MAX_HEAT_CELLS, HeatMap, build_heat_map
 from .numbers import number_text
+from .tilemap import TILES_PER_ROW, TileMap, read_tile_maps
 
 EXCHANGE_MEMORY_MAX = EXCHANGE_MEMORY + "max"
 ALLOCATED_MEMORY_MAX = ALLOCATED_MEMORY + "max"
@@ -231,6 +232,9 @@ class Page(NamedTuple):
     breakdowns: List[Breakdown]
     breakdowns_passed: int  # the breakdown.json files among `untrusted`
     time_columns: int  # how many of the columns are time: metrics
+    # From the memory.json files that belong: each a tile map and its fullest tile's bar.
+    tile_maps: List[TileMap]
+    tile_maps_passed: int  # the memory.json files among `untrusted`
 
 
 def build_page(
@@ -249,6 +253,8 @@ def build_page(
     drawn, untrusted = _heat_map_blocks(recordings)
     breakdowns, passed = read_breakdowns(recordings)
     untrusted += [Untrusted(*item) for item in passed]
+    tile_maps, memory_passed = read_tile_maps(recordings)
+    untrusted += [Untrusted(*item) for item in memory_passed]
     order = stage_order([blocks.stages for _recording, blocks in drawn])
     found = [metrics(r.summary, r.beside) for r in recordings]
     columns = columns_for(found, order)
@@ -311,6 +317,8 @@ def build_page(
         breakdowns,
         len(passed),
         sum(1 for column in columns if column.metric.startswith(TIME)),
+        tile_maps,
+        len(memory_passed),
     )
 
 
@@ -364,6 +372,6 @@ def render_page(page: Page) -> bytes:
         lstrip_blocks=True,
     )
     text = environment.get_template("report.html.j2").render(
-        page=page, summed_over_ipus=SUMMED_OVER_IPUS, top_ops=TOP_OPS
+        page=page, summed_over_ipus=SUMMED_OVER_IPUS, top_ops=TOP_OPS, tiles_per_row=TILES_PER_ROW
     )
     return text.encode("utf-8", "backslashreplace")
