@@ -215,3 +215,60 @@ def test_many_breakdowns_stay_bounded(browser, breakdown_reports):
         assert height < 200000, height
     finally:
         opened.close()
+
+
+@pytest.fixture(scope="module")
+def memory_report(tmp_path_factory):
+    """tile-memory's recording with its memory.json (2 IPUs of 32 tiles, tiles 5, 17 and
+    40 over the limit: test_report_memory)."""
+    from test_report_memory import PROFILE, extracted
+
+    folder = tmp_path_factory.mktemp("memory")
+    return make_report(folder, extracted(folder / "tm", PROFILE))
+
+
+def test_the_tile_map_renders_and_over_limit_tiles_stand_out(browser, memory_report):
+    opened = Loaded(browser, memory_report)
+    try:
+        page = opened.page
+        assert opened.requests == [opened.url] and opened.errors == []
+        assert [m for m in opened.console if m[0] in ("error", "warning")] == []
+        tile_map = page.locator("#tile-memory svg.tilemap:not(.key-cell)")
+        assert tile_map.count() == 1 and tile_map.is_visible()
+        box = tile_map.bounding_box()
+        # 32 tiles a row (one IPU) of 11 px after 64 px of names; two blocks, one under
+        # the other
+        assert box["width"] >= 64 + 32 * 11 and box["height"] >= 2 * 11
+        cells = tile_map.locator("rect")
+        assert cells.count() == 64
+        looks = cells.evaluate_all(
+            """rects => rects.map(r => {
+                const s = getComputedStyle(r), b = r.getBoundingClientRect();
+                return [r.classList.contains('over'), s.fill, s.stroke,
+                        parseFloat(s.strokeWidth), b.width, b.height];
+            })"""
+        )
+        for over, fill, stroke, stroke_width, width, height in looks:
+            assert width > 5 and height > 5  # every cell drawn, none of zero size
+            if over:  # a hollow black ring: white inside, a 2 px black edge
+                assert (fill, stroke, stroke_width) == ("rgb(255, 255, 255)", "rgb(0, 0, 0)", 2)
+            else:  # a shade, no heavy edge, never white
+                assert fill != "rgb(255, 255, 255)" and stroke != "rgb(0, 0, 0)"
+                assert stroke_width < 1
+        assert sum(1 for look in looks if look[0]) == 3
+        # the IPUs' blocks: IPU 1's first cell below IPU 0's last
+        blocks = tile_map.locator("g.ipu")
+        assert blocks.count() == 2
+        last = blocks.nth(0).locator("rect").last.bounding_box()
+        first = blocks.nth(1).locator("rect").first.bounding_box()
+        assert first["y"] > last["y"] + last["height"]
+        assert page.locator("#tile-memory .over-count").is_visible()
+        bar = page.locator("#tile-memory svg.chart g.bar")
+        assert bar.count() == 1 and bar.is_visible()
+        assert bar.evaluate("g => g.getBBox().width") > 620
+        # a cell's tooltip is its <title>
+        assert cells.nth(40).locator("title").text_content().startswith(
+            "tile 40, IPU 1: 707,628 bytes"
+        )
+    finally:
+        opened.close()
