@@ -320,3 +320,47 @@ def test_the_page_draws_at_most_100000_cells(tmp_path):
         assert "Not drawn: the page already holds as many tile-map cells" in view.text()
         assert "open" not in view.attrs
     assert (tmp_path / "report.html").stat().st_size < 60000 * 110 + 200000
+
+
+def edited(made, tmp_path, name, **changes):
+    """A copy of tm's recording whose memory.json has `changes`: still its summary's (a
+    single run's file belongs by its profile and total min, mean and max)."""
+    folder = tmp_path / name
+    shutil.copytree(str(made[0]), str(folder))
+    data = json.loads((folder / "memory.json").read_text())
+    data.update(changes)
+    (folder / "memory.json").write_text(json.dumps(data, indent=2) + "\n")
+    return folder
+
+
+def test_no_tile_over_a_higher_limit_and_odd_figures_stay_bounded(made, tmp_path):
+    higher = edited(made, tmp_path, "higher", bytes_per_tile=800000)
+    huge = edited(made, tmp_path, "huge", tiles_per_ipu=10**9)
+    page, _ = report_of(tmp_path, higher, huge)
+    first, second = views(page)
+    assert [c[3] for c in cells(maps(first)[0])] == [
+        ["m{}".format(round(8 * total / 800000))] for total in sql_totals(PROFILE)
+    ]
+    assert first.find_all("span", cls="over-count") == []
+    assert "No tile is over the limit of 800,000 bytes." in first.text()
+    # pva's tiles per IPU far beyond the tiles: one block of 64, one row (not a map a
+    # billion tiles tall)
+    (svg,) = maps(second)
+    assert len(svg.find_all("g", cls="ipu")) == 1
+    assert int(svg.attrs["height"]) < 40 and int(svg.attrs["width"]) == 64 + 64 * 11
+    assert len(cells(svg)) == 64
+
+
+def test_a_hostile_label_stays_text(made, tmp_path):
+    hostile = '<img src=x onerror="window.pwned=1"> & </script>'
+    target = tmp_path / "report.html"
+    result = invoke_extract("report", made[0], "--label", hostile, "-o", target, pva=False)
+    assert result.code == 0, result
+    page = parse(target.read_bytes())
+    assert page.find_all("img") == []
+    (view,) = views(page)
+    assert view.find("span", cls="label").text() == hostile
+    assert maps(view)[0].find("title", id="tilemap-title-1").text().endswith(": " + hostile)
+    assert view.find("svg", cls="chart").find("title", id="memory-chart-1").text().endswith(
+        ": " + hostile
+    )

@@ -56,6 +56,7 @@ class TileMap(NamedTuple):
     map_svg: str  # the map, an inline <svg> ("" when not drawn)
     why: str  # "" or the one line saying why there is no map
     over_text: str  # the tiles over the limit, in words ("" without a limit or a map)
+    over: int  # how many tiles of the map are over the limit
     scale_text: str  # what the darkest shade means
     chart_svg: str  # the fullest tile's categories ("" without a fullest tile)
     categories: List[Tuple[str, int]]  # the bar's legend: (category, colour index)
@@ -151,8 +152,9 @@ def map_svg(
     count = len(totals)
     per_block = tiles_per_ipu if tiles_per_ipu else max(1, count)
     blocks = -(-count // per_block)
-    columns = min(TILES_PER_ROW, per_block)
-    block_rows = -(-per_block // TILES_PER_ROW)
+    widest = min(per_block, count)  # the fullest block's tiles (pva's figure may be huge)
+    columns = min(TILES_PER_ROW, widest)
+    block_rows = -(-widest // TILES_PER_ROW)
     block_height = block_rows * PITCH
     width = LEFT + columns * PITCH
     height = TOP + blocks * block_height + (blocks - 1) * BLOCK_GAP + TOP
@@ -284,18 +286,19 @@ def build_tile_map(label: str, path: str, data: dict, number: int, draw: bool = 
     tiles_per_ipu = _positive(data.get("tiles_per_ipu"))
     profile = data.get("profile")
     found = TileMap(
-        label,
-        path,
-        shown_path(profile) if isinstance(profile, str) else "",
-        tiles,
-        _headline(data, limit),
-        "",
-        "",
-        "",
-        "",
-        "",
-        [],
-        draw,
+        label=label,
+        path=path,
+        profile=shown_path(profile) if isinstance(profile, str) else "",
+        tiles=tiles,
+        headline=_headline(data, limit),
+        map_svg="",
+        why="",
+        over_text="",
+        over=0,
+        scale_text="",
+        chart_svg="",
+        categories=[],
+        drawn=draw,
     )
     if not draw:
         return found
@@ -320,6 +323,7 @@ def build_tile_map(label: str, path: str, data: dict, number: int, draw: bool = 
     return found._replace(
         map_svg=map_svg(totals, tiles_per_ipu, limit, title, "tilemap-title-{}".format(number)),
         over_text=_over_text(totals, limit),
+        over=sum(1 for total in totals if limit is not None and total > limit),
         scale_text=scale,
     )
 
