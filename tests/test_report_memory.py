@@ -364,3 +364,22 @@ def test_a_hostile_label_stays_text(made, tmp_path):
     assert view.find("svg", cls="chart").find("title", id="memory-chart-1").text().endswith(
         ": " + hostile
     )
+
+
+def test_a_bar_of_many_categories_keeps_24_segments(made, tmp_path):
+    data = json.loads((made[0] / "memory.json").read_text())
+    fullest = data["fullest"]
+    fullest[0] = dict(
+        fullest[0],
+        categories=[{"category": "c{:02}".format(n), "bytes": 1000 - n} for n in range(30)],
+        unattributed=0,
+    )
+    folder = edited(made, tmp_path, "many", fullest=fullest)
+    page, _ = report_of(tmp_path, folder)
+    (view,) = views(page)
+    titles = [r.find("title").text() for r in view.find("svg", cls="chart").find_all("rect")]
+    # by hand: c00..c22 (1,000 down to 978 bytes), then c23..c29: 977 + ... + 971 = 6,818
+    assert len(titles) == 24
+    assert titles[22].startswith("tile 40: c22: 978 bytes")
+    assert titles[23].startswith("tile 40: 7 other categories: 6,818 bytes")
+    assert "unattributed" not in view.find("svg", cls="chart").text()
