@@ -19,7 +19,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..barchart import stacked_bars, stacked_bars_svg
 from ..derived import derived_file
-from ..errors import DerivedFileError, ExtractorError, shown_path
+from ..errors import DerivedFileError, ExtractorError, one_line, shown_path
 from ..escaping import html_text
 from ..readback.provenance import belonging
 from ..readback.recordings import beside
@@ -98,8 +98,9 @@ def _figures(totals: Sequence[int]) -> dict:
 
 
 def profile_totals(data: dict) -> Tuple[Optional[List[int]], str]:
-    """Every tile's total, from the profile memory.json (`data`) names, and "" ; or
-    None and the line that says why there is no map."""
+    """Every tile's total, from the profile memory.json (`data`) names, and ""; or None
+    and the line that says why there is no map. A figure of memory.json's that is not a
+    whole number (true, 1.0) does not agree with one."""
     profile = data.get("profile")
     tiles = _whole(data.get("tiles"))
     if not isinstance(profile, str) or not profile or "\0" in profile:
@@ -112,7 +113,7 @@ def profile_totals(data: dict) -> Tuple[Optional[List[int]], str]:
     try:
         totals = read_totals(profile, most=tiles)
     except (ExtractorError, OSError, ValueError) as exc:
-        problem = exc.problem if isinstance(exc, ExtractorError) else str(exc)
+        problem = exc.problem if isinstance(exc, ExtractorError) else one_line(exc)
         return None, "no tile map: profile {} is not readable here ({})".format(shown, problem)
     changed = "no tile map: profile {} has changed since memory.json was written ({})"
     if len(totals) != tiles:
@@ -124,7 +125,7 @@ def profile_totals(data: dict) -> Tuple[Optional[List[int]], str]:
     figures = _figures(totals)
     total = data.get("total")
     recorded = total if isinstance(total, dict) else {}
-    differ = [key for key in figures if recorded.get(key) != figures[key]]
+    differ = [key for key in figures if _whole(recorded.get(key)) != figures[key]]
     if differ:
         why = "its tiles' {} differ from memory.json's".format(", ".join(differ))
         return None, changed.format(shown, why)
