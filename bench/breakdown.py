@@ -28,7 +28,10 @@ speed points of the command:
    cycles); for the default window and for `--all`, in the same rounds as 1 (whose
    single runs of A are reused). Target: the pair <= 1x the sum of the two single runs,
    on the medians of wall time (the pair saves one interpreter start and pays for the
-   join of the tables, a few hundred rows).
+   join of the tables, a few hundred rows). With --all the pair is two walks, as the
+   single runs are, so its only slack is the start-up saved, about 5% of the sum: on a
+   busy machine a run can land on 1.0x, hence the CPU figures and the median of each
+   round's own ratio beside it.
 3. A batch: `extract FOLDER -o OUT --no-pva --force --jobs 1 --breakdown` against the
    same batch without `--breakdown`, and against `extract breakdown PROFILE` (inference
    1, what --breakdown writes) on each of the batch's profiles one after the other, on
