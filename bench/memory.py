@@ -1,7 +1,9 @@
-"""Benchmark: `extract memory --no-pva` against the same aggregates run by the sqlite3 shell.
+"""Benchmark: `extract memory --no-pva`, and what `--memory` adds to a batch, against the
+same aggregates run by the sqlite3 shell.
 
     python bench/memory.py            # full size, 7 rounds
     python bench/memory.py --smoke    # the small profile, one round: that it works
+    python bench/memory.py --rounds 9 # more rounds
 
 On bench/size.py's `large` profile (1,472 tiles, 3.5 million vars_info rows, over 500
 MB; smoke: its small version), each round in turn, warm page cache:
@@ -11,12 +13,20 @@ MB; smoke: its small version), each round in turn, warm page cache:
   vars_info and one pass over memory_by_tile in row order. Without the shell, Python's
   sqlite3 module runs the same two statements in a new process (the output says which);
 - `extract memory PROFILE --no-pva --format json -o FILE`, the real CLI in a subprocess,
-  interpreter start included, and its peak RSS.
+  interpreter start included, and its peak RSS;
+- a batch of the same file (`extract FOLDER -o OUT --no-pva --force --jobs 1`, FOLDER
+  the profile's folder in the cache, which holds that one profile.pop), without and
+  with `--memory` (memory.json beside the summary: what `extract memory --format json`
+  writes). `--no-pva`, as the command above: pva's bytes per tile would time the pva
+  stand-in's JSON file, not the SDK.
 
-Interleaved round by round, so that a busy moment of a shared machine hits both;
-figures are medians. Targets: extract / baseline <= 1.3x, peak RSS < 200 MB. The peak
-RSS on the smoke profile (60 times fewer vars_info rows) is shown beside it: it must
-not grow with the rows.
+Interleaved round by round, so that a busy moment of a shared machine hits all four;
+figures are medians. Targets: extract / baseline <= 1.3x, peak RSS < 200 MB; what
+`--memory` adds to the batch, median(batch with it) - median(batch without), <= 1.3x
+the baseline (the median of each round's own ratio is shown beside it, and the
+summaries of both batches must be the same bytes). The peak RSS on the smoke profile
+(60 times fewer vars_info rows) is shown beside it: it must not grow with the rows.
+Exit 1 when a target is missed (full size only; --smoke checks none).
 """
 
 import argparse
@@ -77,26 +87,52 @@ def extract_memory(size, profile: Path, out: Path):
     return size.timed(command, dict(os.environ), "extract memory on {}".format(profile))
 
 
+def batch_memory(size, profile: Path, out: Path, memory: bool) -> float:
+    """Wall seconds of a batch of the folder that holds `profile`, into `out` (emptied
+    first), with `--memory` or without."""
+    shutil.rmtree(str(out), ignore_errors=True)
+    command = [sys.executable, "-m", "extractor", str(profile.parent), "-o", str(out)]
+    command += ["--no-pva", "--force", "--jobs", "1", "--quiet"]
+    command += ["--memory"] if memory else []
+    return size.timed(command, dict(os.environ), "a batch of {}".format(profile.parent))[0]
+
+
 def measure(smoke: bool, rounds: int) -> dict:
     size = load("size")
+    batch = load("batch")
     profile = size.profile_path("large", smoke)
     size.compile_package()
     out = CACHE / "memory-out.json"
+    batch_out = CACHE / "memory-batch-out"
     what, baseline = baseline_command(profile)
     env = dict(os.environ)
     extract_memory(size, profile, out)  # once untimed: the page cache warm for both
-    times = {"baseline": [], "extract": []}
+    times = {"baseline": [], "extract": [], "batch": [], "batch_memory": []}
     rss = []
     for _ in range(rounds):
         times["baseline"].append(size.timed(baseline, env, what)[0])
         seconds, _cpu, peak = extract_memory(size, profile, out)
         times["extract"].append(seconds)
         rss.append(peak)
+        times["batch"].append(batch_memory(size, profile, batch_out / "plain", False))
+        times["batch_memory"].append(batch_memory(size, profile, batch_out / "memory", True))
+    if batch.summaries(batch_out / "plain") != batch.summaries(batch_out / "memory"):
+        raise SystemExit("the batches with and without --memory wrote different summaries")
+    if len(list((batch_out / "memory").rglob("memory.json"))) != 1:
+        raise SystemExit("the batch with --memory wrote no memory.json")
     small = size.profile_path("large", True)
     small_rss = extract_memory(size, small, out)[2]
     medians = {key: statistics.median(values) for key, values in times.items()}
     paired = statistics.median(e / b for e, b in zip(times["extract"], times["baseline"]))
+    added = medians["batch_memory"] - medians["batch"]
+    batch_paired = statistics.median(
+        (with_ - without) / b
+        for with_, without, b in zip(times["batch_memory"], times["batch"], times["baseline"])
+    )
     return {
+        "added": added,
+        "batch_ratio": added / medians["baseline"],
+        "batch_paired": batch_paired,
         "paired": paired,
         "profile": profile,
         "megabytes": profile.stat().st_size / 1e6,
@@ -109,8 +145,8 @@ def measure(smoke: bool, rounds: int) -> dict:
     }
 
 
-def main(smoke: bool = False) -> int:
-    result = measure(smoke, 1 if smoke else 7)
+def main(smoke: bool = False, rounds: int = 0) -> int:
+    result = measure(smoke, rounds or (1 if smoke else 7))
     print(
         "extract memory --no-pva on {} ({:.0f} MB): {:.2f} s (median); the baseline, {}: "
         "{:.2f} s; ratio {:.2f}x (target <= {}x{})".format(
@@ -131,14 +167,39 @@ def main(smoke: bool = False) -> int:
         )
     )
     print(
-        "rounds (s): extract {}; baseline {}".format(
-            ", ".join("{:.2f}".format(t) for t in result["rounds"]["extract"]),
-            ", ".join("{:.2f}".format(t) for t in result["rounds"]["baseline"]),
+        "a batch of it (--no-pva --force --jobs 1), medians: without --memory {:.2f} s, "
+        "with {:.2f} s: --memory adds {:.2f} s, {:.2f}x the baseline (each round's own: "
+        "{:.2f}x; target <= {}x{})".format(
+            result["medians"]["batch"],
+            result["medians"]["batch_memory"],
+            result["added"],
+            result["batch_ratio"],
+            result["batch_paired"],
+            TARGET,
+            ", not checked: --smoke" if smoke else "",
+        )
+    )
+    print(
+        "rounds (s): extract {}; baseline {}; batch {}; batch --memory {}".format(
+            *(
+                ", ".join("{:.2f}".format(t) for t in result["rounds"][key])
+                for key in ("extract", "baseline", "batch", "batch_memory")
+            )
         )
     )
     if smoke:
         return 0
-    met = result["ratio"] <= TARGET and result["rss"] < TARGET_RSS_MB
+    checks = (
+        ("extract memory <= {}x the baseline".format(TARGET), result["ratio"] <= TARGET),
+        ("peak RSS < {:.0f} MB".format(TARGET_RSS_MB), result["rss"] < TARGET_RSS_MB),
+        (
+            "what --memory adds to a batch <= {}x the baseline".format(TARGET),
+            result["batch_ratio"] <= TARGET,
+        ),
+    )
+    for text, met in checks:
+        print("  {:<62} {}".format(text, "met" if met else "MISSED"))
+    met = all(met for _, met in checks)
     print("targets met" if met else "TARGET MISSED")
     return 0 if met else 1
 
@@ -146,4 +207,6 @@ def main(smoke: bool = False) -> int:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="small profile, one round")
-    sys.exit(main(parser.parse_args().smoke))
+    parser.add_argument("--rounds", type=int, default=0, help="rounds (default 7; smoke 1)")
+    arguments = parser.parse_args()
+    sys.exit(main(arguments.smoke, arguments.rounds))
