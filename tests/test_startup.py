@@ -18,8 +18,9 @@ from support.paths import GOLDEN, GOLDEN_PROFILE_ARG
 
 # What declaring the commands needs: the package (and its __main__, run as `python -m
 # extractor`), the CLI's modules, how the command line is read (commandline.py), how an
-# outcome is reported (exits.py), --timeout's default (timelimit.py, a leaf) and the
-# formats' names (render.py's registries, which import no renderer until one is asked).
+# outcome is reported (exits.py), --timeout's default (timelimit.py, a leaf), the
+# formats' names (render.py's registries, which import no renderer until one is asked)
+# and --stat's (statchoices.py, a leaf).
 DECLARATIONS = {
     "extractor",
     "extractor.__main__",
@@ -28,6 +29,7 @@ DECLARATIONS = {
     "extractor.cli.exits",
     "extractor.timelimit",
     "extractor.render",
+    "extractor.statchoices",
 }
 
 # Modules of the commands' work, none of which declaring them needs. For extractor's own

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, List, Optional
 import typer
 
 from ..render import COMPARE_FORMATS, TABLE_FORMATS
+from ..statchoices import FIRST, STATS
 from .app import BUDGET, DEBUG, LABELS, RECORDINGS, app
 from .exits import exit_with, line, report_errors, stoppable, warn
 
@@ -16,14 +17,11 @@ from .exits import exit_with, line, report_errors, stoppable, warn
 if TYPE_CHECKING:
     CompareFormat = Enum
     TableFormat = Enum
+    BlockStat = Enum
 else:
     CompareFormat = COMPARE_FORMATS.choices("CompareFormat")
     TableFormat = TABLE_FORMATS.choices("TableFormat")
-
-
-# compare.blockstats.STATS, named here: the CLI must not import the compare package to start.
-class BlockStat(str, Enum):
-    first, min, median, mean, max = "first", "min", "median", "mean", "max"
+    BlockStat = Enum("BlockStat", [(name, name) for name in STATS], type=str)
 
 
 @app.command("compare")
@@ -52,7 +50,7 @@ def compare_command(
         "to an SVG file.",
     ),
     stat: BlockStat = typer.Option(
-        BlockStat.first,
+        FIRST,
         "--stat",
         case_sensitive=False,
         help="The stage rows: the first block's kernel cycles (first, from summary.json), or "

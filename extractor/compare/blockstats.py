@@ -11,10 +11,9 @@ from ..core import metrics
 from ..core.blockformats import BLOCKS_NAME, check_blocks, not_blocks, read_blocks_json
 from ..errors import BlocksFileError
 from ..readback.recordings import Recording, beside
+from ..statchoices import FIRST
 from .comparison import KERNEL_CYCLES, STAGE_TOTAL, STAGES, TOTAL, Comparison, Row, _with_change
 
-FIRST = "first"  # the first body's cycles, from summary.json: the comparison as it is
-STATS = (FIRST, "min", "median", "mean", "max")
 
 
 class MissingBlocks(ValueError):
