@@ -127,7 +127,9 @@ def profile_totals(data: dict) -> Tuple[Optional[List[int]], str]:
     recorded = total if isinstance(total, dict) else {}
     differ = [key for key in figures if _whole(recorded.get(key)) != figures[key]]
     if differ:
-        why = "its tiles' {} differ from memory.json's".format(", ".join(differ))
+        why = "its tiles' {} {} from memory.json's".format(
+            ", ".join(differ), "differs" if len(differ) == 1 else "differ"
+        )
         return None, changed.format(shown, why)
     return totals, ""
 
