@@ -363,3 +363,19 @@ def test_a_derived_files_warning_is_named_by_it(tmp_path):
     assert result.code == 0, result.stderr
     (entry,) = index_lines(tmp_path / "batch")
     assert entry["warnings"] == ["memory.json: memory_by_tile has no rows: no tile memory to show"]
+
+
+def test_compare_shows_the_balance_to_four_decimals(tmp_path):
+    copy_case(TILE_MEMORY, tmp_path / "runs" / "a")
+    result = invoke_extract("runs", "-o", "out", "--memory", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    memory = json.loads((tmp_path / "out" / "a" / "memory.json").read_bytes())
+    # balance is mean / max: fixtures/tile-memory/README.md's fullest tile, 707628 bytes
+    balance = memory["total"]["mean"] / 707628
+    assert memory["balance"] == pytest.approx(balance) and 0 < balance < 1
+    summary = tmp_path / "out" / "a" / "summary.json"
+    result = invoke_extract("compare", summary, summary, cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    (line,) = [row for row in result.stdout.decode().splitlines() if "memory:balance" in row]
+    # Both recordings' cells: the ratio to four decimals, not rounded to a tenth.
+    assert line.count("{:.4f}".format(memory["balance"])) == 2, line

@@ -133,13 +133,18 @@ def _exchange_keys(summary: Summary) -> Dict[Tuple[str, int], ExchangeCell]:
     return keyed
 
 
+#: memory:balance's unit: a ratio from 0 to 1, shown to four decimals (a tenth would hide
+#: what a recompilation moved).
+BALANCE_UNIT = "mean / max"
+
+
 def _beside_unit(name: str) -> str:
     if name == metrics.TIME_SPAN:
         return "cycles"  # a span: wall time in cycles
     if name.startswith(metrics.TIME):
         return "all cycles"
     if name == metrics.MEMORY_BALANCE:
-        return "mean / max"
+        return BALANCE_UNIT
     if name == metrics.MEMORY_OVER:
         return "tiles"
     return "bytes"

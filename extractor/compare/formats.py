@@ -26,7 +26,7 @@ from ..errors import shown_path
 from ..escaping import csv_cell, markdown_cell, markdown_code
 from ..render import Renderer
 from .budget import FAIL, FAILING, MISSING, OK, SKIPPED, BudgetCheck, budget_line, excess
-from .comparison import EXCHANGES, STAGE_TOTAL, STAGES, Comparison, Exchange
+from .comparison import BALANCE_UNIT, EXCHANGES, STAGE_TOTAL, STAGES, Comparison, Exchange
 
 ABSENT = "\u2014"  # an em dash: this recording has no such value
 
@@ -35,6 +35,8 @@ def _number(value, unit: str) -> str:
     if value is None:
         return ABSENT
     if isinstance(value, float):
+        if unit == BALANCE_UNIT:
+            return "{:.4f}".format(value)
         return "{:.3f}".format(value) if unit.startswith("ms") else "{:.1f}".format(value)
     return str(value)
 
