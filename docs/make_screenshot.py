@@ -5,8 +5,8 @@ test dependency; Debian's /usr/bin/chromium is the browser):
     .venv/bin/python docs/make_screenshot.py
 
 It extracts every fixture profile as a batch into a temporary folder (with the pva
-stand-in, tests/pva_double; with --blocks when this extract has it, so that the page
-has its blocks heat maps), adds the hand-made FP8 variant summary
+stand-in, tests/pva_double; with --blocks, --breakdown and --memory when this extract
+has them, so that the page has its heat maps, breakdowns and tile maps), adds the hand-made FP8 variant summary
 (fixtures/vit-f8weight-b), makes the report against the golden recording, and takes a
 screenshot of the whole page.
 """
@@ -26,6 +26,22 @@ GOLDEN = "vit-f8weight/poprt/profile_logs_f8weight/inference"
 VARIANT = "vit-f8weight-b (hand-made FP8 variant)"
 
 
+SHOW_ONE_OF_EACH = """() => {
+  const map = "svg.tilemap:not(.key-cell)";
+  const richest = (all) =>
+    all.reduce((best, d) => (d.innerHTML.length > best.innerHTML.length ? d : best));
+  for (const kind of ["heat-map", "breakdown", "tile-memory"]) {
+    const all = Array.from(document.querySelectorAll("details." + kind));
+    if (all.length === 0) continue;
+    const shown =
+      kind === "tile-memory"
+        ? all.find((d) => d.querySelector(map + " rect.over")) || richest(all)
+        : richest(all);
+    for (const details of all) details.open = details === shown;
+  }
+}"""
+
+
 def extract(*args, check=True) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO / "tests" / "pva_double"))
     return subprocess.run(
@@ -38,15 +54,18 @@ def extract(*args, check=True) -> subprocess.CompletedProcess:
     )
 
 
-def has_blocks_option() -> bool:
-    return "--blocks" in extract("run", "--help").stdout.decode("utf-8", "replace")
+def derived_options() -> list:
+    """--blocks, --breakdown and --memory, those this extract has: the page's heat maps,
+    breakdowns and tile maps."""
+    shown = extract("run", "--help").stdout.decode("utf-8", "replace")
+    return [option for option in ("--blocks", "--breakdown", "--memory") if option in shown]
 
 
 def main() -> int:
     with tempfile.TemporaryDirectory() as temporary:
         out = Path(temporary) / "out"
-        blocks = ["--blocks"] if has_blocks_option() else []
-        extract("fixtures", "-o", out, "--jobs", "2", "--quiet", *blocks)
+        options = derived_options()
+        extract("fixtures", "-o", out, "--jobs", "2", "--quiet", *options)
         page = Path(temporary) / "report.html"
         extract(
             "report",
@@ -67,13 +86,17 @@ def main() -> int:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             view = browser.new_page(viewport={"width": 1500, "height": 900})
             view.goto(page.as_uri(), wait_until="load")
+            # A picture of a readable length: of each kind of drawing (heat maps,
+            # breakdowns, tile memory), one open and the rest closed, as a reader clicks
+            # them: the largest, and of the tile memory a map with tiles over the limit.
+            view.evaluate(SHOW_ONE_OF_EACH)
             view.screenshot(path=str(TARGET), full_page=True)
             browser.close()
     print(
         "{}: written ({} bytes){}".format(
             TARGET.relative_to(REPO),
             TARGET.stat().st_size,
-            "" if blocks else "; no --blocks in this extract: no heat maps",
+            "" if options else "; no --blocks in this extract: no heat maps",
         )
     )
     return 0
