@@ -606,3 +606,34 @@ def test_compare_stat_with_budget_checks_the_statistic(two_recordings, tmp_path)
         if line.startswith("| stage: fused QKV projection |")
     ]
     assert row and "median over blocks" in row[0] and "\u274c" in row[0], marked.stdout
+
+
+def test_blocks_leave_the_device_spans_as_they_are(tmp_path):
+    """`--blocks` adds blocks.json and changes no byte of the summary, also where an
+    inference's last device row is a plain kernel past the first body (once the walk
+    adds plain kernels to the open block itself, their rows still widen the span)."""
+    folder = tmp_path / "vit"
+    shutil.copytree(str(REPO / "fixtures" / "vit-f8weight"), str(folder))
+    profile = folder / GOLDEN.relative_to("fixtures/vit-f8weight")
+    # Read off the fixture by hand (sqlite3): inference 1's device rows end with steps
+    # 546 (OnTileExecute, /visual/trunk/norm/Add_1: a plain kernel after the last block,
+    # ending at 613,259,501), 547 (OnTileExecute) and 548 (DoExchange, ending at
+    # 613,319,575, the latest), then 549 (Sync) and 550 (StreamCopyBegin, output
+    # begins). Step 546 made to end 5,000 cycles after 548 makes it the latest.
+    db = sqlite3.connect(str(profile))
+    with db:
+        db.execute(
+            "UPDATE steps_by_ipu SET active_cycles_to_max = active_cycles_to_max + ? "
+            "WHERE step_id = 546",
+            (613319575 - 613259501 + 5000,),
+        )
+    db.close()
+    want = json.loads((folder / "expected.json").read_bytes())["device_spans"]
+    want[0] += 5000
+    out = tmp_path / "out" / "summary.json"
+    result = invoke_extract(profile, "-o", out, "--blocks", "--no-pva", pva=False)
+    assert result.code == 0, result.stderr
+    plain = invoke_extract(profile, "--no-pva", pva=False)
+    assert plain.code == 0, plain.stderr
+    assert json.loads(plain.stdout)["device_spans"] == want
+    assert out.read_bytes() == plain.stdout

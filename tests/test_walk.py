@@ -17,6 +17,7 @@ from extractor.core.profile import STEP_TABLES, Profile
 from extractor.core.rules import load_rules
 from extractor.core.walk import Consumer, EndOfRows, walk
 from support.cases import copy_case, golden_case_folder, stored_backwards
+from support.paths import EDGE
 
 ROWS = "SELECT s.id, s.type, i.rowid FROM steps_by_ipu AS i JOIN steps AS s ON s.id = i.step_id"
 
@@ -259,3 +260,58 @@ def test_two_streams_in_one_walk_are_refused(tmp_path):
     profile = copy_case(golden_case_folder(), tmp_path / "golden")
     with pytest.raises(ValueError, match="at most one"):
         _walk(profile, [StreamEnder(), StreamEnder()])
+
+
+class NoBodies:
+    """A BodyWriter (core/blocks.py) that keeps nothing."""
+
+    def begin(self, profile_label, stages) -> None:
+        pass
+
+    def body(self, body) -> None:
+        pass
+
+    def end(self, statistics) -> None:
+        pass
+
+
+@pytest.mark.parametrize("name", ["one-anchor", "multi-ipu", "no-output-begins"])
+def test_plain_kernels_added_by_the_walk_still_widen_the_device_span(tmp_path, name):
+    # With a consumer that sums the open block, the walk adds plain kernels itself (no
+    # hook sees them); the device span around them must not change. In one-anchor, an
+    # inference's earliest device row is such a kernel.
+    from extractor.core.blocks import BlockBodies
+
+    profile = copy_case(EDGE / name, tmp_path / name)
+    alone, beside = Markers(), Markers()
+    _walk(profile, [alone])
+    rules = load_rules()
+    _walk(profile, [beside, BlockBodies(rules, name, NoBodies(), statistics=False)])
+    assert beside.events == alone.events
+    # and the spans as SQL has them: the device rows' [min start, max end] between markers
+    spans = [event[1:] for event in alone.events if event[0] == "devices"]
+    assert spans == _device_spans_by_sql(profile, alone.events)
+
+
+def _device_spans_by_sql(profile, events):
+    """For each stretch between the markers `events` names (their steps), the device
+    rows' min start and max end, by SQL (NULL: none)."""
+    markers = [event[1] for event in events if event[0] == "marker"]
+    edges = [None] + markers + [None]
+    spans = []
+    for low, high in zip(edges, edges[1:]):
+        where = []
+        if low is not None:
+            where.append("s.id > {}".format(low))
+        if high is not None:
+            where.append("s.id < {}".format(high))
+        where.append("s.type IN ('DoExchange', 'OnTileExecute')")
+        spans.append(
+            _sql(
+                profile,
+                "SELECT min(i.cycles_base + i.active_cycles_from_min), "
+                "max(i.cycles_base + i.active_cycles_to_max) FROM steps_by_ipu AS i "
+                "JOIN steps AS s ON s.id = i.step_id WHERE " + " AND ".join(where),
+            )[0]
+        )
+    return spans

@@ -26,6 +26,8 @@ What the walk does for its consumers, once per row:
   candidate: most kernel rows) to the open block's sums itself, with no call: the one
   place that does;
 - calls the other hooks on the rows they ask for (see `Consumer`).
+In that order for a row: its hooks, then its plain kernel added, then the stream (below)
+sent it, then the device span widened by it. Each is written once in the loop.
 
 The loop is written flat, on locals, with one lookup per row: a trace has millions of
 rows, and each command must stay within 5% of its own hand-written loop of before
@@ -133,7 +135,8 @@ class Consumer:
         """Every row, the other way: a generator (made after `begin`) that is sent each
         raw row, for a consumer whose work per row is long and keeps much state (extract
         trace): its state stays in the generator's locals, and no method is called per
-        row. A row comes to it after the hooks above (of every consumer). Should it
+        row. A row comes to it after the hooks above (of every consumer), and a plain
+        kernel after the walk added it to the open block (adds_plain_kernels). Should it
         return, the walk ends there: the rows after go unread (every `end` is called as
         usual). At the end of the rows it is sent nothing more: its own `end` ends it
         (throwing `EndOfRows` into it, say). At most one consumer of a walk streams."""
@@ -317,60 +320,47 @@ class _Walk:
                         what = table[raw[4]][raw[3]]  # compute set, program
                     except KeyError:  # a pair met for the first time
                         what = seen(raw[4], raw[3])
-                    if what is None:  # most rows: nothing to anyone but the device span
-                        if wants_devices and raw[1] in device_kinds:
-                            start, end = raw[6], raw[7]
-                            if start is not None and (low is None or start < low):
-                                low = start
-                            if end is not None and (high is None or end > high):
-                                high = end
-                        if send is not None:
-                            send(raw)
-                        continue
-                    if what.__class__ is int:  # a plain kernel that no hook sees
-                        index, named = what, None
-                    else:  # the general path
-                        named, index, boundary = what
-                    if index >= 0:  # a plain kernel: to the open block
-                        if body_cycles is not None:
+                    if what is not None:  # else most rows: nothing but the device span
+                        if what.__class__ is not int:  # the general path: the hooks see it
+                            named, what, boundary = what  # `what`: a plain kernel's index
+                            if boundary:
+                                step, kind, cycles = raw[0], raw[1], raw[2]
+                                classes = named.classes
+                                if (kind == INPUT_DELIVERED_KIND and classes.input_delivered) or (
+                                    kind == OUTPUT_BEGINS_KIND and classes.output_begins
+                                ):
+                                    for hook in devices:  # the device rows before the marker
+                                        hook(low, high)
+                                    low = high = None
+                                    for at_marker in markers:
+                                        at_marker(step, kind)
+                                for on_boundary in boundaries:
+                                    on_boundary(step, kind, cycles, classes)
+                                if summing is not None:
+                                    body_cycles, body_rows = summing.cycles, summing.rows
+                            if kernel_takers and named.classes.kernel:
+                                for taker in kernel_takers:
+                                    taker.kernel(raw, named)
+                                    if plain_hooked and not any(
+                                        t.plain_kernels for t in kernel_takers
+                                    ):
+                                        plain_hooked = False  # asked no more (but every_row's)
+                                        if not every:
+                                            self.plain_kernels_done()
+                                            table = self.table
+                            for on_row in every:
+                                on_row(raw, named)
+                        # a plain kernel to the open block: the one place that adds one
+                        if what >= 0 and body_cycles is not None:
                             cycles = raw[2]
                             if cycles.__class__ is int:
-                                body_cycles[index] += cycles
+                                body_cycles[what] += cycles
                             elif cycles is not None:
                                 bad_cycles(raw[0], cycles)
-                            body_rows[index] += 1
-                        if named is None:
-                            if send is not None:
-                                send(raw)
-                            continue
-                    elif boundary:
-                        step, kind, cycles = raw[0], raw[1], raw[2]
-                        classes = named.classes
-                        if (kind == INPUT_DELIVERED_KIND and classes.input_delivered) or (
-                            kind == OUTPUT_BEGINS_KIND and classes.output_begins
-                        ):
-                            for hook in devices:  # the device rows before the marker
-                                hook(low, high)
-                            low = high = None
-                            for at_marker in markers:
-                                at_marker(step, kind)
-                        for on_boundary in boundaries:
-                            on_boundary(step, kind, cycles, classes)
-                        if summing is not None:
-                            body_cycles, body_rows = summing.cycles, summing.rows
-                    if kernel_takers and named.classes.kernel:
-                        for taker in kernel_takers:
-                            taker.kernel(raw, named)
-                            if plain_hooked and not any(t.plain_kernels for t in kernel_takers):
-                                plain_hooked = False  # asked no more (but every_row's)
-                                if not every:
-                                    self.plain_kernels_done()
-                                    table = self.table
-                    for on_row in every:
-                        on_row(raw, named)
+                            body_rows[what] += 1
                     if send is not None:
                         send(raw)
-                    if wants_devices and raw[1] in device_kinds:  # a kernel may be one
+                    if wants_devices and raw[1] in device_kinds:
                         start, end = raw[6], raw[7]
                         if start is not None and (low is None or start < low):
                             low = start
