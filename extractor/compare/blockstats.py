@@ -15,7 +15,6 @@ from ..statchoices import FIRST
 from .comparison import KERNEL_CYCLES, STAGE_TOTAL, STAGES, TOTAL, Comparison, Row, _with_change
 
 
-
 class MissingBlocks(ValueError):
     """A recording has no blocks.json beside its summary: a usage error (run the batch
     with --blocks)."""

@@ -3,14 +3,10 @@ summary, its first inference's all cycles by kind of step (a lying bar per IPU, 
 extractor.barchart) and its ops with the most all cycles, bounded so that any batch
 gives a page a browser opens."""
 
-import os
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..barchart import stacked_bars, stacked_bars_svg
-from ..derived import derived_file
-from ..errors import DerivedFileError
-from ..readback.provenance import belonging
-from ..readback.recordings import beside
+from .belonging import belonging_files
 from .numbers import number_text
 
 ALL_CYCLES = "all cycles"
@@ -151,25 +147,11 @@ def read_breakdowns(recordings: Sequence) -> Tuple[List[Breakdown], List[Tuple[s
     shown as current, as (label, path, why): one that does not belong to the summary
     beside it, or cannot be read as one. Past MAX_BREAKDOWN_ROWS, a breakdown and every
     one after it is listed, not drawn."""
-    entry = derived_file("breakdown")
+    files, passed = belonging_files(recordings, "breakdown")
     shown: List[Breakdown] = []
-    passed: List[Tuple[str, str, str]] = []
     drawn_rows = 0
-    for recording in recordings:
-        path = beside(recording, entry.name, DerivedFileError)
-        if not os.path.lexists(str(path)):
-            continue
-        try:
-            data = entry.function("read")(path)
-            problem = belonging(recording, entry)
-        except DerivedFileError as exc:
-            passed.append((recording.label, str(path), "not drawn: " + exc.problem))
-            continue
-        if problem is not None:
-            why = "not drawn: it does not belong to the summary beside it: " + problem
-            passed.append((recording.label, str(path), why))
-            continue
-        found = build_breakdown(recording.label, str(path), data, len(shown) + 1)
+    for recording, path, data in files:
+        found = build_breakdown(recording.label, path, data, len(shown) + 1)
         if drawn_rows + found.rows > MAX_BREAKDOWN_ROWS:  # it, and every one after
             drawn_rows = MAX_BREAKDOWN_ROWS + 1
             found = found._replace(chart_svg="", drawn=False)

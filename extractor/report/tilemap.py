@@ -19,10 +19,9 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..barchart import stacked_bars, stacked_bars_svg
 from ..derived import derived_file
-from ..errors import DerivedFileError, ExtractorError, one_line, shown_path
+from ..errors import ExtractorError, one_line, shown_path
 from ..escaping import html_text
-from ..readback.provenance import belonging
-from ..readback.recordings import beside
+from .belonging import belonging_files
 from .heatmap import HEAT_LEVELS
 from .numbers import number_text
 
@@ -352,27 +351,13 @@ def read_tile_maps(
     shown as current, as (label, path, why): one that does not belong to the summary
     beside it, or cannot be read as one. Past MAX_TILE_CELLS, a recording's map and every
     one after it is listed, not drawn (nor its profile read)."""
-    entry = derived_file("memory")
+    files, passed = belonging_files(recordings, "memory")
     shown: List[TileMap] = []
-    passed: List[Tuple[str, str, str]] = []
     drawn_cells = 0
-    for recording in recordings:
-        path = beside(recording, entry.name, DerivedFileError)
-        if not os.path.lexists(str(path)):
-            continue
-        try:
-            data = entry.function("read")(path)
-            problem = belonging(recording, entry)
-        except DerivedFileError as exc:
-            passed.append((recording.label, str(path), "not drawn: " + exc.problem))
-            continue
-        if problem is not None:
-            why = "not drawn: it does not belong to the summary beside it: " + problem
-            passed.append((recording.label, str(path), why))
-            continue
+    for recording, path, data in files:
         tiles = _whole(data.get("tiles")) or 0
         draw = drawn_cells + tiles <= MAX_TILE_CELLS
-        found = build_tile_map(recording.label, str(path), data, len(shown) + 1, draw)
+        found = build_tile_map(recording.label, path, data, len(shown) + 1, draw)
         drawn_cells = drawn_cells + found.cells if draw else MAX_TILE_CELLS + 1
         shown.append(found)
     return shown, passed
