@@ -267,8 +267,11 @@ def test_the_tile_map_renders_and_over_limit_tiles_stand_out(browser, memory_rep
         assert bar.count() == 1 and bar.is_visible()
         assert bar.evaluate("g => g.getBBox().width") > 620
         # a cell's tooltip is its <title>
-        assert cells.nth(40).locator("title").text_content().startswith(
-            "tile 40, IPU 1: 707,628 bytes"
+        assert (
+            cells.nth(40)
+            .locator("title")
+            .text_content()
+            .startswith("tile 40, IPU 1: 707,628 bytes")
         )
     finally:
         opened.close()

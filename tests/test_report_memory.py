@@ -184,7 +184,7 @@ def test_a_profile_moved_away_leaves_one_line_and_the_bar(tmp_path):
     folder = extracted(tmp_path / "rec", profile)
     moved = tmp_path / "elsewhere.pop"
     profile.rename(moved)
-    page, result = report_of(tmp_path, folder)
+    page, _ = report_of(tmp_path, folder)
     (view,) = views(page)
     assert maps(view) == []
     assert why_line(view) == "no tile map: profile {} is not readable here (no such file)".format(
@@ -227,8 +227,10 @@ def change(profile, statement):
         # the least (1,024 on tile 62): by hand, tile 41's 410,711 is gone, both it and 1,000
         # below the median (440,436), which stays; the max stays, on another tile
         (
-            "UPDATE memory_by_tile SET total = CASE rowid WHEN 41 THEN 1000 ELSE 707628 END "
-            "WHERE rowid IN (41, 42)",
+            (
+                "UPDATE memory_by_tile SET total = CASE rowid WHEN 41 THEN 1000 ELSE 707628 END "
+                "WHERE rowid IN (41, 42)"
+            ),
             "its tiles' sum, min, min_tile, max_tile differ",
         ),
     ],
@@ -361,8 +363,11 @@ def test_a_hostile_label_stays_text(made, tmp_path):
     (view,) = views(page)
     assert view.find("span", cls="label").text() == hostile
     assert maps(view)[0].find("title", id="tilemap-title-1").text().endswith(": " + hostile)
-    assert view.find("svg", cls="chart").find("title", id="memory-chart-1").text().endswith(
-        ": " + hostile
+    assert (
+        view.find("svg", cls="chart")
+        .find("title", id="memory-chart-1")
+        .text()
+        .endswith(": " + hostile)
     )
 
 
