@@ -205,6 +205,35 @@ def test_a_relative_profile_is_found_from_the_folder_report_runs_in(tmp_path):
     )
 
 
+def test_a_batch_s_relative_profile_is_found_from_the_folder_the_batch_ran_in(tmp_path):
+    profile = copy_profile(tmp_path / "work" / "runs" / "p")
+    result = invoke_extract("runs", "-o", "out", "--memory", cwd=tmp_path / "work")
+    assert result.code == 0, result
+    # The batch was given "runs": the summary's profile is runs/p/profile.pop, from
+    # work/, and there is no such path from tmp_path, where the report runs.
+    summary = json.loads((tmp_path / "work" / "out" / "p" / "summary.json").read_bytes())
+    assert summary["profile"] == "runs/p/profile.pop"
+    assert not (tmp_path / "runs").exists()
+    page, _ = report_of(tmp_path, tmp_path / "work" / "out", cwd=tmp_path)
+    (view,) = views(page)
+    (drawn,) = maps(view)
+    assert len(cells(drawn)) == len(sql_totals(profile)) == 64
+    # The same folder moved whole (the batch's folder with it): found again from there.
+    shutil.move(str(tmp_path / "work"), str(tmp_path / "moved"))
+    page, _ = report_of(tmp_path, tmp_path / "moved" / "out", cwd=tmp_path)
+    assert len(maps(views(page)[0])) == 1
+    # Changed since: the line names the file it read.
+    change(
+        tmp_path / "moved" / "runs" / "p" / "profile.pop",
+        "DELETE FROM memory_by_tile WHERE rowid = 64",
+    )
+    page, _ = report_of(tmp_path, tmp_path / "moved" / "out", cwd=tmp_path)
+    assert why_line(views(page)[0]) == (
+        "no tile map: profile {} has changed since memory.json was written (it has 63 "
+        "tiles, memory.json 64)".format(tmp_path / "moved" / "runs" / "p" / "profile.pop")
+    )
+
+
 def change(profile, statement):
     db = sqlite3.connect(str(profile))
     with db:

@@ -7,7 +7,8 @@ extractor.barchart), bounded so that any batch gives a page a browser opens.
 memory.json holds no tile's total but the fullest ones' (its format is fixed), so the map
 takes every tile's total from the profile memory.json names: its `profile`, the path as
 the extraction was given it, from the folder the report runs in (as compare's line that
-suggests `extract diff` does), opened read-only as any profile is, one scan of
+suggests `extract diff` does) or, for a batch's summary, from the folder the batch ran in
+(profile_to_read), opened read-only as any profile is, one scan of
 memory_by_tile (memory.tiles.read_totals). The totals are drawn only while they still
 agree with memory.json: the same number of tiles and the same `total` figures (sum, min,
 min_tile, median, max, max_tile). Otherwise (the profile moved, unreadable, changed since)
@@ -15,6 +16,7 @@ the recording keeps its bar and, where the map would be, one line says why there
 """
 
 import os
+from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..barchart import stacked_bars, stacked_bars_svg
@@ -96,14 +98,16 @@ def _figures(totals: Sequence[int]) -> dict:
     }
 
 
-def profile_totals(data: dict) -> Tuple[Optional[List[int]], str]:
-    """Every tile's total, from the profile memory.json (`data`) names, and ""; or None
-    and the line that says why there is no map. A figure of memory.json's that is not a
-    whole number (true, 1.0) does not agree with one."""
+def profile_totals(data: dict, where: Optional[str] = None) -> Tuple[Optional[List[int]], str]:
+    """Every tile's total, from the profile memory.json (`data`) names (read at `where`,
+    see profile_to_read; None: as named), and ""; or None and the line that says why
+    there is no map. A figure of memory.json's that is not a whole number (true, 1.0)
+    does not agree with one."""
     profile = data.get("profile")
     tiles = _whole(data.get("tiles"))
     if not isinstance(profile, str) or not profile or "\0" in profile:
         return None, "no tile map: memory.json names no profile to read the tiles' totals from"
+    profile = where or profile
     shown = shown_path(profile)
     if tiles is None or tiles < 0:
         return None, "no tile map: memory.json gives no number of tiles"
@@ -279,10 +283,13 @@ def _category_bar(label: str, data: dict, number: int) -> Tuple[str, List[Tuple[
     return stacked_bars_svg(chart), [(item.stage, item.colour) for item in chart.legend]
 
 
-def build_tile_map(label: str, path: str, data: dict, number: int, draw: bool = True) -> TileMap:
+def build_tile_map(
+    label: str, path: str, data: dict, number: int, draw: bool = True, where: Optional[str] = None
+) -> TileMap:
     """What the page shows of a memory.json (its JSON, belonging to the recording
-    `label`): the map of its profile's tiles (read only when `draw`) and its fullest
-    tile's categories. `number`: its place on the page, naming its charts' titles."""
+    `label`): the map of its profile's tiles (read only when `draw`, at `where`: see
+    profile_totals) and its fullest tile's categories. `number`: its place on the page,
+    naming its charts' titles."""
     tiles = _whole(data.get("tiles")) or 0
     limit = _positive(data.get("bytes_per_tile"))
     tiles_per_ipu = _positive(data.get("tiles_per_ipu"))
@@ -306,7 +313,7 @@ def build_tile_map(label: str, path: str, data: dict, number: int, draw: bool = 
         return found
     chart, legend = _category_bar(label, data, number)
     found = found._replace(chart_svg=chart, categories=legend)
-    totals, why = profile_totals(data)
+    totals, why = profile_totals(data, where)
     if totals is None:
         return found._replace(why=why)
     blocks = -(-len(totals) // tiles_per_ipu) if tiles_per_ipu else 1
@@ -330,9 +337,32 @@ def build_tile_map(label: str, path: str, data: dict, number: int, draw: bool = 
     )
 
 
+def profile_to_read(recording: Any, profile: str) -> str:
+    """Where to read `profile` (a path as an extraction was given it) from the folder
+    the report runs in: as given when it is absolute or there is such a file here; else,
+    for a recording of a batch, from the folder the batch ran in, where the path was
+    given (the index line's `output` is the summary's path as the batch was given it:
+    the summary's absolute path less those last parts is that folder), when the file is
+    there; else as given (and not found: the map's line says so)."""
+    if "\0" in profile or os.path.isabs(profile) or os.path.lexists(profile):
+        return profile
+    origin = recording.origin
+    entry = origin.entry if origin is not None else None
+    output = entry.get("output") if isinstance(entry, dict) else None
+    if not isinstance(output, str) or not output or "\0" in output or os.path.isabs(output):
+        return profile
+    given = Path(output).parts
+    summary = Path(os.path.abspath(str(recording.path))).parts
+    if ".." in given or len(given) >= len(summary) or summary[-len(given) :] != given:
+        return profile
+    there = str(Path(*summary[: -len(given)]) / profile)
+    return there if os.path.lexists(there) else profile
+
+
 def map_profiles(recordings: Sequence) -> List[str]:
-    """The profiles the tile maps of these recordings may read: the summary's `profile` of
-    each recording with a memory.json beside it (one that belongs names the same)."""
+    """The profiles the tile maps of these recordings may read (profile_to_read): of the
+    summary's `profile` of each recording with a memory.json beside it (one that belongs
+    names the same)."""
     name = derived_file("memory").name
     found = []
     for recording in recordings:
@@ -340,7 +370,7 @@ def map_profiles(recordings: Sequence) -> List[str]:
         if not isinstance(profile, str) or not profile or "\0" in profile:
             continue
         if os.path.lexists(str(recording.path.parent / name)):
-            found.append(profile)
+            found.append(profile_to_read(recording, profile))
     return found
 
 
@@ -357,7 +387,9 @@ def read_tile_maps(
     for recording, path, data in files:
         tiles = _whole(data.get("tiles")) or 0
         draw = drawn_cells + tiles <= MAX_TILE_CELLS
-        found = build_tile_map(recording.label, path, data, len(shown) + 1, draw)
+        profile = data.get("profile")
+        where = profile_to_read(recording, profile) if isinstance(profile, str) else None
+        found = build_tile_map(recording.label, path, data, len(shown) + 1, draw, where)
         drawn_cells = drawn_cells + found.cells if draw else MAX_TILE_CELLS + 1
         shown.append(found)
     return shown, passed
