@@ -6,7 +6,20 @@ from typing import List, NamedTuple, Optional, Sequence
 from .batchinfo import HeatMapBlocks
 from .numbers import ABSENT, number_text
 
-HEAT_LEVELS = 9  # heat map shades, from the column's least cycles (0) to its most (8)
+#: The shades of the heat maps and the tile maps, light to dark (one palette for both);
+#: from the fifth on, text on them is white.
+HEAT_SHADES = (
+    "#fff7ec",
+    "#fee8c8",
+    "#fdd49e",
+    "#fdbb84",
+    "#fc8d59",
+    "#ef6548",
+    "#d7301f",
+    "#b30000",
+    "#7f0000",
+)
+HEAT_LEVELS = len(HEAT_SHADES)  # from the column's least cycles (0) to its most (8)
 # A heat map shows at most this many blocks (rows): a profile recording many inferences
 # would otherwise make the page too big to open. The shades and the slowest block are
 # still worked out over them all, and the slowest is shown even beyond the limit.

@@ -41,7 +41,7 @@ from ..readback.recordings import beside
 from .batchinfo import IndexFacts, read_heat_map_blocks
 from .breakdowns import TOP_OPS, Breakdown, read_breakdowns
 from .checks import STATUS_SYMBOLS, CheckLine, check_counts, check_lines, counts_text
-from .heatmap import HEAT_LEVELS, MAX_HEAT_CELLS, HeatMap, build_heat_map
+from .heatmap import HEAT_LEVELS, HEAT_SHADES, MAX_HEAT_CELLS, HeatMap, build_heat_map
 from .numbers import number_text
 from .tilemap import TILES_PER_ROW, TileMap, read_tile_maps
 
@@ -372,6 +372,10 @@ def render_page(page: Page) -> bytes:
         lstrip_blocks=True,
     )
     text = environment.get_template("report.html.j2").render(
-        page=page, summed_over_ipus=SUMMED_OVER_IPUS, top_ops=TOP_OPS, tiles_per_row=TILES_PER_ROW
+        page=page,
+        summed_over_ipus=SUMMED_OVER_IPUS,
+        top_ops=TOP_OPS,
+        tiles_per_row=TILES_PER_ROW,
+        shades=HEAT_SHADES,
     )
     return text.encode("utf-8", "backslashreplace")
