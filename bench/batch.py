@@ -5,9 +5,10 @@
 
 Both runs extract the same batch (with --force, so nothing is skipped as up to date) in
 the same session, each profile heavy enough (24 to 27 recorded runs, about 60,000 step
-rows) that the figure measures parallel extraction rather than worker start-up, through the real CLI with the pva stand-in; the figure is the ratio of
-their wall times. The target is at least 1.7x on a 2-core machine. Profiles are
-generated once into bench/cache/batch-*/ and reused.
+rows) that the figure measures parallel extraction rather than worker start-up, through
+the real CLI with the pva stand-in; the figure is the ratio of their wall times. The
+target is at least 1.7x on a 2-core machine. Profiles are generated once into
+bench/cache/batch-*/ and reused.
 """
 
 import argparse
@@ -67,7 +68,7 @@ def time_batch(profiles: Path, outdir: Path, jobs: int) -> float:
         "--quiet",
     ]
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    done = subprocess.run(command, env=env, capture_output=True, check=False)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit("batch failed: {}".format(done.stderr.decode()[-2000:]))

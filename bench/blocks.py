@@ -91,7 +91,7 @@ def _batch(profiles: Path, outdir: Path, blocks: bool) -> float:
         "--no-pva",
     ] + (["--blocks"] if blocks else [])
     start = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(REPO))
+    done = subprocess.run(command, capture_output=True, check=False, cwd=str(REPO))
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit("batch failed: {}".format(done.stderr.decode()[-2000:]))

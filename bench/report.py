@@ -129,7 +129,7 @@ def run_extract(*args):
     command = [sys.executable, "-m", "extractor"] + [str(a) for a in args]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    done = subprocess.run(command, capture_output=True, check=False)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:

@@ -60,6 +60,7 @@ import sys
 import tarfile
 import time
 from pathlib import Path
+from typing import Optional
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / "bench" / "cache"
@@ -298,8 +299,8 @@ def timed(command: list, env: dict, what: str, cwd: Path = REPO):
         [sys.executable, "-S", "-c", LAUNCHER] + command,
         env=env,
         cwd=str(cwd),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
+        check=False,
     )
     try:
         seconds, cpu, max_rss_kib, code = done.stdout.split()
@@ -353,6 +354,7 @@ def pva_fetches(profile: Path) -> dict:
     if str(PVA_DOUBLE) not in sys.path:
         sys.path.insert(0, str(PVA_DOUBLE))
     import pva
+
     from extractor.core.summary import summarize
 
     pva.reset_access_counts()
@@ -592,7 +594,7 @@ def report(results: dict, smoke: bool, fixed: dict) -> list:
     return missed
 
 
-def main(smoke: bool = False, rounds: int = 0, baseline: str = None) -> int:
+def main(smoke: bool = False, rounds: int = 0, baseline: Optional[str] = None) -> int:
     rounds = rounds or (1 if smoke else 9)
     print(
         "bench/size.py: {} size, {} round(s), {} CPUs, Python {}, SQLite {}".format(

@@ -6,9 +6,9 @@ test dependency; Debian's /usr/bin/chromium is the browser):
 
 It extracts every fixture profile as a batch into a temporary folder (with the pva
 stand-in, tests/pva_double; with --blocks, --breakdown and --memory when this extract
-has them, so that the page has its heat maps, breakdowns and tile maps), adds the hand-made FP8 variant summary
-(fixtures/vit-f8weight-b), makes the report against the golden recording, and takes a
-screenshot of the whole page.
+has them, so that the page has its heat maps, breakdowns and tile maps), adds the
+hand-made FP8 variant summary (fixtures/vit-f8weight-b), makes the report against the
+golden recording, and takes a screenshot of the whole page.
 """
 
 import os
@@ -49,8 +49,7 @@ def extract(*args, check=True) -> subprocess.CompletedProcess:
         cwd=str(REPO),
         env=env,
         check=check,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
     )
 
 
