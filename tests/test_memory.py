@@ -233,6 +233,50 @@ def test_stray_rows_and_a_category_without_a_name(case):
     assert memory == oracle_memory(profile, profile.parent / "pva-double.json")
 
 
+#: vars_info as three columns with no type or constraint, so that any value stays as written.
+_LOOSE_VARS_INFO = (
+    "ALTER TABLE vars_info RENAME TO old_vars",
+    "CREATE TABLE vars_info (tile, category, size_bytes)",
+    "INSERT INTO vars_info SELECT tile, category, size_bytes FROM old_vars",
+)
+
+
+def test_stray_rows_whose_sizes_overflow_take_no_part(case):
+    # Stray rows are left out: their sizes are never summed, so sizes whose sum is past
+    # 64 bits (2**62 three times, in one group of no tile) change nothing but stray_rows.
+    profile = case / "profile.pop"
+    before = json.loads(_memory(profile, "-f", "json").stdout)
+    _change(
+        profile,
+        *_LOOSE_VARS_INFO,
+        "INSERT INTO vars_info VALUES "
+        "(-1, 1, 4611686018427387904), (-1, 1, 4611686018427387904), "
+        "(-1, 1, 4611686018427387904), (64, 1, 9223372036854775807), (64, 1, 1)",
+    )
+    result = _memory(profile, "-f", "json")
+    assert result.code == 0, result
+    after = json.loads(result.stdout)
+    assert before["stray_rows"] == 0 and after["stray_rows"] == 5
+    after["stray_rows"] = 0
+    assert after == before
+
+
+def test_a_tiles_sizes_that_overflow_are_one_line(case):
+    # The same sizes on a tile of memory_by_tile are summed: the sum cannot be written.
+    profile = case / "profile.pop"
+    _change(
+        profile,
+        *_LOOSE_VARS_INFO,
+        "INSERT INTO vars_info VALUES (3, 1, 4611686018427387904), (3, 1, 4611686018427387904)",
+    )
+    out = case / "out.json"
+    result = _memory(profile, "-f", "json", "-o", str(out), cwd=case)
+    assert one_error(result, 1) == "extract: error: {}: {}".format(
+        profile, "a sum overflows 64-bit integers: values too large for a real profile (damaged?)"
+    )
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(
     "statement,problem",
     [
