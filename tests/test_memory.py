@@ -241,26 +241,6 @@ _LOOSE_VARS_INFO = (
 )
 
 
-def test_stray_rows_whose_sizes_overflow_take_no_part(case):
-    # Stray rows are left out: their sizes are never summed, so sizes whose sum is past
-    # 64 bits (2**62 three times, in one group of no tile) change nothing but stray_rows.
-    profile = case / "profile.pop"
-    before = json.loads(_memory(profile, "-f", "json").stdout)
-    _change(
-        profile,
-        *_LOOSE_VARS_INFO,
-        "INSERT INTO vars_info VALUES "
-        "(-1, 1, 4611686018427387904), (-1, 1, 4611686018427387904), "
-        "(-1, 1, 4611686018427387904), (64, 1, 9223372036854775807), (64, 1, 1)",
-    )
-    result = _memory(profile, "-f", "json")
-    assert result.code == 0, result
-    after = json.loads(result.stdout)
-    assert before["stray_rows"] == 0 and after["stray_rows"] == 5
-    after["stray_rows"] = 0
-    assert after == before
-
-
 def test_a_tiles_sizes_that_overflow_are_one_line(case):
     # The same sizes on a tile of memory_by_tile are summed: the sum cannot be written.
     profile = case / "profile.pop"

@@ -21,11 +21,8 @@ _CATEGORY_NAMES = "SELECT id, CAST(name AS TEXT) FROM var_categories"
 # One pass: SQLite sorts the rows by (tile, category) and sums each group. min and max
 # check the sizes at the cost of a comparison: SQLite orders text and blobs after every
 # number (max gives them), a fraction makes the sum a REAL, a negative size is the min.
-# Only the rows of a tile are summed (the bound value: the tile count): stray rows take
-# no part, so sizes of theirs that would overflow a sum cannot fail the command.
 _BY_TILE_AND_CATEGORY = """
-SELECT tile, category, sum(CASE WHEN tile >= 0 AND tile < ? THEN size_bytes END),
-       count(*), min(size_bytes), max(size_bytes)
+SELECT tile, category, sum(size_bytes), count(*), min(size_bytes), max(size_bytes)
 FROM vars_info
 GROUP BY tile, category
 """
@@ -111,9 +108,7 @@ def _read(profile: Profile) -> TileRows:
     categories = {}  # type: Dict[int, Dict[str, int]]
     stray = 0
     count = len(totals)
-    for tile, category, size, rows, smallest, largest in profile.db.execute(
-        _BY_TILE_AND_CATEGORY, (count,)
-    ):
+    for tile, category, size, rows, smallest, largest in profile.db.execute(_BY_TILE_AND_CATEGORY):
         if tile is not None and type(tile) is not int:
             raise ProfileError(
                 profile.path,
