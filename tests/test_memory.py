@@ -51,6 +51,14 @@ def _change(profile, *statements):
     db.close()
 
 
+#: vars_info as three columns with no type or constraint, so that any value stays as written.
+_LOOSE_VARS_INFO = (
+    "ALTER TABLE vars_info RENAME TO old_vars",
+    "CREATE TABLE vars_info (tile, category, size_bytes)",
+    "INSERT INTO vars_info SELECT tile, category, size_bytes FROM old_vars",
+)
+
+
 def _memory(profile, *args, pva=True, cwd=None):
     return invoke_extract("memory", str(profile), *args, pva=pva, cwd=cwd)
 
@@ -213,9 +221,7 @@ def test_stray_rows_and_a_category_without_a_name(case):
     profile = case / "profile.pop"
     _change(
         profile,
-        "ALTER TABLE vars_info RENAME TO old_vars",
-        "CREATE TABLE vars_info (tile, category, size_bytes)",
-        "INSERT INTO vars_info SELECT tile, category, size_bytes FROM old_vars",
+        *_LOOSE_VARS_INFO,
         "INSERT INTO vars_info VALUES (-1, 1, 100), (NULL, 1, 100), (64, 1, 100), (1000, 9, 5)",
         "INSERT INTO vars_info VALUES (3, 99, 77), (3, 99, NULL), (4, NULL, 11)",
     )
@@ -233,16 +239,8 @@ def test_stray_rows_and_a_category_without_a_name(case):
     assert memory == oracle_memory(profile, profile.parent / "pva-double.json")
 
 
-#: vars_info as three columns with no type or constraint, so that any value stays as written.
-_LOOSE_VARS_INFO = (
-    "ALTER TABLE vars_info RENAME TO old_vars",
-    "CREATE TABLE vars_info (tile, category, size_bytes)",
-    "INSERT INTO vars_info SELECT tile, category, size_bytes FROM old_vars",
-)
-
-
 def test_a_tiles_sizes_that_overflow_are_one_line(case):
-    # The same sizes on a tile of memory_by_tile are summed: the sum cannot be written.
+    # Two sizes of 2**62 on tile 3: their sum is past 64 bits and cannot be written.
     profile = case / "profile.pop"
     _change(
         profile,
@@ -278,9 +276,7 @@ def test_a_bad_vars_info_row_is_one_line(case, statement, problem):
     profile = case / "profile.pop"
     _change(
         profile,
-        "ALTER TABLE vars_info RENAME TO old_vars",
-        "CREATE TABLE vars_info (tile, category, size_bytes)",
-        "INSERT INTO vars_info SELECT tile, category, size_bytes FROM old_vars",
+        *_LOOSE_VARS_INFO,
         statement,
     )
     out = case / "out.md"
