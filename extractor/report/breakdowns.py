@@ -8,6 +8,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from ..barchart import stacked_bars, stacked_bars_svg
 from .belonging import belonging_files
 from .numbers import number_text
+from .parsed import objects, whole
 
 ALL_CYCLES = "all cycles"
 # Each recording's top ops: this many per IPU, the first in breakdown.json's order
@@ -58,14 +59,6 @@ class Breakdown(NamedTuple):
         return len(self.ipus) + sum(len(ipu.ops) for ipu in self.ipus)
 
 
-def _objects(value: Any) -> List[dict]:  # Any: parsed JSON
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def _whole(value: Any) -> Optional[int]:  # Any: parsed JSON
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _text(value: Any) -> str:  # Any: parsed JSON
     return value if isinstance(value, str) else ""
 
@@ -79,13 +72,13 @@ def _share(cycles: Optional[int], total: Optional[int]) -> str:
 def _op_line(row: dict, total: Optional[int]) -> OpLine:
     name = _text(row.get("op"))
     full = len(name) <= OP_CHARACTERS
-    cycles = _whole(row.get("cycles"))
+    cycles = whole(row.get("cycles"))
     return OpLine(
         name if full else name[: OP_CHARACTERS - 1] + "\u2026",
         full,
         _text(row.get("kind")),
         _text(row.get("stage")),
-        number_text(_whole(row.get("executions"))),
+        number_text(whole(row.get("executions"))),
         number_text(cycles),
         _share(cycles, total),
     )
@@ -95,28 +88,28 @@ def build_breakdown(label: str, path: str, data: dict, number: int) -> Breakdown
     """What the page shows of a breakdown.json (its JSON, belonging to the recording
     `label`): its first window's IPUs, each a bar of all cycles by kind and its TOP_OPS
     ops. `number`: the breakdown's place on the page, naming its chart's title."""
-    windows = _objects(data.get("windows"))
+    windows = objects(data.get("windows"))
     window = windows[0] if windows else {}
-    run = _whole(window.get("run"))
-    every = _objects(window.get("ipus"))
+    run = whole(window.get("run"))
+    every = objects(window.get("ipus"))
     shown = every[:MAX_BREAKDOWN_IPUS]
     ipus, names, bars = [], [], []
     kinds: Dict[str, None] = {}
     for ipu in shown:
-        total = _whole(ipu.get("cycles"))
-        ops = _objects(ipu.get("ops"))
+        total = whole(ipu.get("cycles"))
+        ops = objects(ipu.get("ops"))
         ipus.append(
             IpuOps(
-                number_text(_whole(ipu.get("ipu"))),
+                number_text(whole(ipu.get("ipu"))),
                 number_text(total),
-                number_text(_whole(ipu.get("span"))),
+                number_text(whole(ipu.get("span"))),
                 [_op_line(op, total) for op in ops[:TOP_OPS]],
                 len(ops),
             )
         )
         cycles: Dict[str, Optional[int]] = {}
-        for row in _objects(ipu.get("kinds")):
-            kind, value = _text(row.get("kind")), _whole(row.get("cycles"))
+        for row in objects(ipu.get("kinds")):
+            kind, value = _text(row.get("kind")), whole(row.get("cycles"))
             if value is not None:
                 kinds.setdefault(kind, None)
                 cycles[kind] = (cycles.get(kind) or 0) + value

@@ -26,6 +26,7 @@ from ..escaping import html_text
 from .belonging import belonging_files
 from .heatmap import HEAT_LEVELS
 from .numbers import number_text
+from .parsed import objects, whole
 
 # The page as a whole draws at most this many tile cells; the tile maps past it are
 # listed, not drawn (nor is their profile read). 64 recordings of one IPU of 1,472 tiles
@@ -68,16 +69,8 @@ class TileMap(NamedTuple):
         return self.tiles if self.map_svg else 0
 
 
-def _whole(value: Any) -> Optional[int]:  # Any: parsed JSON
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _objects(value: Any) -> List[dict]:  # Any: parsed JSON
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
 def _positive(value: Any) -> Optional[int]:  # Any: parsed JSON
-    number = _whole(value)
+    number = whole(value)
     return number if number is not None and number > 0 else None
 
 
@@ -104,7 +97,7 @@ def profile_totals(data: dict, where: Optional[str] = None) -> Tuple[Optional[Li
     there is no map. A figure of memory.json's that is not a whole number (true, 1.0)
     does not agree with one."""
     profile = data.get("profile")
-    tiles = _whole(data.get("tiles"))
+    tiles = whole(data.get("tiles"))
     if not isinstance(profile, str) or not profile or "\0" in profile:
         return None, "no tile map: memory.json names no profile to read the tiles' totals from"
     profile = where or profile
@@ -128,7 +121,7 @@ def profile_totals(data: dict, where: Optional[str] = None) -> Tuple[Optional[Li
     figures = _figures(totals)
     total = data.get("total")
     recorded = total if isinstance(total, dict) else {}
-    differ = [key for key in figures if _whole(recorded.get(key)) != figures[key]]
+    differ = [key for key in figures if whole(recorded.get(key)) != figures[key]]
     if differ:
         why = "its tiles' {} {} from memory.json's".format(
             ", ".join(differ), "differs" if len(differ) == 1 else "differ"
@@ -225,12 +218,12 @@ def _over_text(totals: Sequence[int], limit: Optional[int]) -> str:
 
 
 def _headline(data: dict, limit: Optional[int]) -> str:
-    tiles = _whole(data.get("tiles")) or 0
-    fullest = _objects(data.get("fullest"))
+    tiles = whole(data.get("tiles")) or 0
+    fullest = objects(data.get("fullest"))
     if not fullest:
         return "{}; no fullest tile listed".format(_plural(tiles, "tile"))
     top = fullest[0]
-    tile, total, ipu = _whole(top.get("tile")), _whole(top.get("total")), _whole(top.get("ipu"))
+    tile, total, ipu = whole(top.get("tile")), whole(top.get("total")), whole(top.get("ipu"))
     where = "fullest tile {}{}".format(
         number_text(tile), "" if ipu is None else " (IPU {})".format(ipu)
     )
@@ -239,7 +232,7 @@ def _headline(data: dict, limit: Optional[int]) -> str:
             where, number_text(total), number_text(limit), 100.0 * total / limit
         )
         over = data.get("limit")
-        counted = _whole(over.get("over")) if isinstance(over, dict) else None
+        counted = whole(over.get("over")) if isinstance(over, dict) else None
         if counted is not None:
             text += "; {} over the limit".format(_plural(counted, "tile"))
         return "{}; {}".format(_plural(tiles, "tile"), text)
@@ -249,20 +242,20 @@ def _headline(data: dict, limit: Optional[int]) -> str:
 def _category_bar(label: str, data: dict, number: int) -> Tuple[str, List[Tuple[str, int]]]:
     """The fullest tile's bytes by category (and the unattributed, when positive): its
     bar and legend; ("", []) without a fullest tile."""
-    fullest = _objects(data.get("fullest"))
+    fullest = objects(data.get("fullest"))
     if not fullest:
         return "", []
     top = fullest[0]
     parts: List[Tuple[str, int]] = []
-    for item in _objects(top.get("categories")):
-        name, size = item.get("category"), _whole(item.get("bytes"))
+    for item in objects(top.get("categories")):
+        name, size = item.get("category"), whole(item.get("bytes"))
         if isinstance(name, str) and size is not None:
             parts.append((name, size))
     if len(parts) > MAX_CATEGORY_SEGMENTS:
         rest = parts[MAX_CATEGORY_SEGMENTS - 1 :]
         parts = parts[: MAX_CATEGORY_SEGMENTS - 1]
         parts.append(("{} other categories".format(len(rest)), sum(s for _n, s in rest)))
-    unattributed = _whole(top.get("unattributed"))
+    unattributed = whole(top.get("unattributed"))
     if unattributed is not None and unattributed > 0:
         parts.append((UNATTRIBUTED, unattributed))
     names: List[str] = []
@@ -271,7 +264,7 @@ def _category_bar(label: str, data: dict, number: int) -> Tuple[str, List[Tuple[
         if name not in sizes:
             names.append(name)
         sizes[name] = sizes.get(name, 0) + size
-    tile = _whole(top.get("tile"))
+    tile = whole(top.get("tile"))
     chart = stacked_bars(
         ["tile {}".format(number_text(tile))],
         names,
@@ -290,7 +283,7 @@ def build_tile_map(
     `label`): the map of its profile's tiles (read only when `draw`, at `where`: see
     profile_totals) and its fullest tile's categories. `number`: its place on the page,
     naming its charts' titles."""
-    tiles = _whole(data.get("tiles")) or 0
+    tiles = whole(data.get("tiles")) or 0
     limit = _positive(data.get("bytes_per_tile"))
     tiles_per_ipu = _positive(data.get("tiles_per_ipu"))
     profile = data.get("profile")
@@ -385,7 +378,7 @@ def read_tile_maps(
     shown: List[TileMap] = []
     drawn_cells = 0
     for recording, path, data in files:
-        tiles = _whole(data.get("tiles")) or 0
+        tiles = whole(data.get("tiles")) or 0
         draw = drawn_cells + tiles <= MAX_TILE_CELLS
         profile = data.get("profile")
         where = profile_to_read(recording, profile) if isinstance(profile, str) else None
