@@ -6,8 +6,7 @@ from typing import List, NamedTuple, Optional, Sequence
 from .batchinfo import HeatMapBlocks
 from .numbers import ABSENT, number_text
 
-#: The shades of the heat maps and the tile maps, light to dark (one palette for both);
-#: from the fifth on, text on them is white.
+#: The shades of the heat maps and the tile maps, light to dark (one palette for both).
 HEAT_SHADES = (
     "#fff7ec",
     "#fee8c8",
@@ -20,6 +19,18 @@ HEAT_SHADES = (
     "#7f0000",
 )
 HEAT_LEVELS = len(HEAT_SHADES)  # from the column's least cycles (0) to its most (8)
+#: Text on the shades from this index on (the sixth, #ef6548, and darker) is white.
+WHITE_TEXT_FROM = 5
+
+
+def shade_level(value: float, low: float, high: float) -> int:
+    """The shade of `value` from `low` (0) to `high` (HEAT_LEVELS - 1), the nearest; 0
+    when they are one value."""
+    if high == low:
+        return 0
+    return round((HEAT_LEVELS - 1) * (value - low) / float(high - low))
+
+
 # A heat map shows at most this many blocks (rows): a profile recording many inferences
 # would otherwise make the page too big to open. The shades and the slowest block are
 # still worked out over them all, and the slowest is shown even beyond the limit.
@@ -108,10 +119,7 @@ def build_heat_map(label: str, blocks: HeatMapBlocks, run_order: Sequence[str] =
             if value is None:
                 cells.append(HeatCell(ABSENT, None))
                 continue
-            level = (
-                0 if high == low else round((HEAT_LEVELS - 1) * (value - low) / float(high - low))
-            )
-            cells.append(HeatCell(number_text(value), level))
+            cells.append(HeatCell(number_text(value), shade_level(value, low, high)))
         rows.append(HeatRow(body.run, body.block, cells, index == slowest_index))
     slowest = None
     if slowest_index is not None:

@@ -41,7 +41,14 @@ from ..readback.recordings import beside
 from .batchinfo import IndexFacts, read_heat_map_blocks
 from .breakdowns import TOP_OPS, Breakdown, read_breakdowns
 from .checks import STATUS_SYMBOLS, CheckLine, check_counts, check_lines, counts_text
-from .heatmap import HEAT_LEVELS, HEAT_SHADES, MAX_HEAT_CELLS, HeatMap, build_heat_map
+from .heatmap import (
+    HEAT_LEVELS,
+    HEAT_SHADES,
+    MAX_HEAT_CELLS,
+    WHITE_TEXT_FROM,
+    HeatMap,
+    build_heat_map,
+)
 from .numbers import number_text
 from .tilemap import TILES_PER_ROW, TileMap, read_tile_maps
 
@@ -377,5 +384,6 @@ def render_page(page: Page) -> bytes:
         top_ops=TOP_OPS,
         tiles_per_row=TILES_PER_ROW,
         shades=HEAT_SHADES,
+        white_text_from=WHITE_TEXT_FROM,
     )
     return text.encode("utf-8", "backslashreplace")

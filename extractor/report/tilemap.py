@@ -24,7 +24,7 @@ from ..derived import derived_file
 from ..errors import ExtractorError, one_line, shown_path
 from ..escaping import html_text
 from .belonging import belonging_files
-from .heatmap import HEAT_LEVELS
+from .heatmap import shade_level
 from .numbers import number_text
 from .parsed import objects, whole
 
@@ -130,12 +130,6 @@ def profile_totals(data: dict, where: Optional[str] = None) -> Tuple[Optional[Li
     return totals, ""
 
 
-def _level(total: int, scale: int) -> int:
-    if scale <= 0:
-        return 0
-    return round((HEAT_LEVELS - 1) * min(1.0, total / float(scale)))
-
-
 def map_svg(
     totals: Sequence[int],
     tiles_per_ipu: Optional[int],
@@ -190,9 +184,10 @@ def map_svg(
                     "</rect>\n".format(x + 1, y + 1, CELL - 2, CELL - 2, html_text(tooltip))
                 )
                 continue
+            level = shade_level(min(total, scale), 0, scale)
             add(
                 '<rect class="m{}" x="{}" y="{}" width="{}" height="{}"><title>{}</title>'
-                "</rect>\n".format(_level(total, scale), x, y, CELL, CELL, html_text(tooltip))
+                "</rect>\n".format(level, x, y, CELL, CELL, html_text(tooltip))
             )
         add("</g>\n")
     add("</svg>")
