@@ -194,10 +194,10 @@ def map_svg(
     return "".join(out)
 
 
-def _over_text(totals: Sequence[int], limit: Optional[int]) -> str:
+def _over_text(over: Sequence[int], tiles: int, limit: Optional[int]) -> str:
+    """The tiles `over` the limit (of `tiles`), in words; "" without a limit."""
     if limit is None:
         return ""
-    over = [tile for tile, total in enumerate(totals) if total > limit]
     if not over:
         return "No tile is over the limit of {} bytes.".format(number_text(limit))
     named = ", ".join(str(tile) for tile in over[:OVER_NAMED])
@@ -205,7 +205,7 @@ def _over_text(totals: Sequence[int], limit: Optional[int]) -> str:
         named += " and {} more".format(number_text(len(over) - OVER_NAMED))
     return "{} of {} over the limit of {} bytes (black rings): tile{} {}.".format(
         _plural(len(over), "tile"),
-        number_text(len(totals)),
+        number_text(tiles),
         number_text(limit),
         "s" if len(over) != 1 else "",
         named,
@@ -317,10 +317,11 @@ def build_tile_map(
             "No limit known (no bytes per tile): shaded by each tile's total over the "
             "fullest tile's ({} bytes).".format(number_text(max(totals)))
         )
+    over = [] if limit is None else [tile for tile, total in enumerate(totals) if total > limit]
     return found._replace(
         map_svg=map_svg(totals, tiles_per_ipu, limit, title, "tilemap-title-{}".format(number)),
-        over_text=_over_text(totals, limit),
-        over=sum(1 for total in totals if limit is not None and total > limit),
+        over_text=_over_text(over, len(totals), limit),
+        over=len(over),
         scale_text=scale,
     )
 
@@ -351,13 +352,13 @@ def map_profiles(recordings: Sequence) -> List[str]:
     """The profiles the tile maps of these recordings may read (profile_to_read): of the
     summary's `profile` of each recording with a memory.json beside it (one that belongs
     names the same)."""
-    name = derived_file("memory").name
+    memory = derived_file("memory")
     found = []
     for recording in recordings:
         profile = recording.summary.profile
         if not isinstance(profile, str) or not profile or "\0" in profile:
             continue
-        if os.path.lexists(str(recording.path.parent / name)):
+        if os.path.lexists(str(memory.path(recording.path))):
             found.append(profile_to_read(recording, profile))
     return found
 
